@@ -1,0 +1,527 @@
+/**
+ * The loop's state: an immutable chain of messages plus what the loop needs
+ * to decide its next move.
+ *
+ * A chain holds the conversation (`effect/ai` `Prompt` messages), the last
+ * model response, the tool calls still to run, the last round's tool results,
+ * `runCount` (model calls made), `failureCount` (consecutive tool rounds with
+ * a failure), per-mode state and your own context. Its toolkit travels with it
+ * but is not part of its serialized form: `encode` writes a versioned JSON
+ * document, `decode` reads it back and re-attaches the toolkit you pass.
+ *
+ * `run` is the entry point: it runs a chain in a mode and ends in `Ok` or
+ * `Pause`, or fails with a `RunError` that carries the chain.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import { Prompt, Response } from "effect/ai"
+import type { Tool, Toolkit } from "effect/ai"
+import { type Pipeable, pipeArguments } from "effect/Pipeable"
+import type { ChatModel } from "./ChatModel.ts"
+import { ChainTypeId } from "./internal/chainTypeId.ts"
+import { validateOptions } from "./internal/options.ts"
+import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
+import type { Mode, Options } from "./Mode.ts"
+import type * as Outcome from "./Outcome.ts"
+import { ToolCall, type ToolResult, ToolResultEncoded } from "./ToolCall.ts"
+
+/**
+ * JSON data: the type of `context` and `modeState` values.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * const context: Record<string, Chain.Json> = { userId: "u1", flags: [1, 2] }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Json = Schema.Json
+
+/**
+ * The last model response, summarised: its text, tool calls, finish reason
+ * and usage. The full assistant message is the last one in `messages`.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * const response: Chain.ModelResponse = { text: "Done", toolCalls: [], finishReason: "stop" }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const ModelResponse = Schema.Struct({
+  text: Schema.String,
+  toolCalls: Schema.Array(ToolCall),
+  finishReason: Response.FinishReason,
+  usage: Schema.optionalKey(Response.Usage)
+}).annotate({ identifier: "ModelResponse" })
+
+/**
+ * @since 0.1.0
+ */
+export interface ModelResponse extends Schema.Schema.Type<typeof ModelResponse> {}
+
+/**
+ * Every field of a chain.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * const runs = (fields: Chain.Fields) => fields.runCount
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Fields {
+  readonly messages: ReadonlyArray<Prompt.Message>
+  readonly toolkit: Toolkit.Any
+  readonly lastResponse: ModelResponse | undefined
+  readonly pendingToolCalls: ReadonlyArray<ToolCall>
+  readonly lastToolResults: ReadonlyArray<ToolResult>
+  readonly runCount: number
+  readonly failureCount: number
+  readonly modeState: Readonly<Record<string, Json>>
+  readonly context: Readonly<Record<string, Json>>
+}
+
+/**
+ * An immutable chain. `Tools` records the toolkit's tools so that `run`
+ * requires exactly their handlers; steps work on the erased `Chain`.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * const chain = Chain.make({ system: "Be brief.", user: "Hi" })
+ * chain.messages.length // 2
+ * chain.needsResponse // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Fields, Pipeable {
+  declare readonly [ChainTypeId]: typeof ChainTypeId
+  /** Phantom: the toolkit's tools, for typing `run`. */
+  declare readonly "~tools"?: Tools
+  readonly messages: ReadonlyArray<Prompt.Message>
+  readonly toolkit: Toolkit.Any
+  readonly lastResponse: ModelResponse | undefined
+  readonly pendingToolCalls: ReadonlyArray<ToolCall>
+  readonly lastToolResults: ReadonlyArray<ToolResult>
+  readonly runCount: number
+  readonly failureCount: number
+  readonly modeState: Readonly<Record<string, Json>>
+  readonly context: Readonly<Record<string, Json>>
+
+  constructor(fields: Fields) {
+    this.messages = fields.messages
+    this.toolkit = fields.toolkit
+    this.lastResponse = fields.lastResponse
+    this.pendingToolCalls = fields.pendingToolCalls
+    this.lastToolResults = fields.lastToolResults
+    this.runCount = fields.runCount
+    this.failureCount = fields.failureCount
+    this.modeState = fields.modeState
+    this.context = fields.context
+  }
+
+  /**
+   * `true` when the model is expected to act next: tool calls are pending, or
+   * the last message is from the user or a tool.
+   */
+  get needsResponse(): boolean {
+    if (this.pendingToolCalls.length > 0) return true
+    const last = this.messages[this.messages.length - 1]
+    return last !== undefined && (last.role === "user" || last.role === "tool")
+  }
+
+  /** A copy with some fields replaced. */
+  copy(patch: Partial<Fields>): Chain<Tools> {
+    return new Chain<Tools>({
+      messages: patch.messages ?? this.messages,
+      toolkit: patch.toolkit ?? this.toolkit,
+      lastResponse: "lastResponse" in patch ? patch.lastResponse : this.lastResponse,
+      pendingToolCalls: patch.pendingToolCalls ?? this.pendingToolCalls,
+      lastToolResults: patch.lastToolResults ?? this.lastToolResults,
+      runCount: patch.runCount ?? this.runCount,
+      failureCount: patch.failureCount ?? this.failureCount,
+      modeState: patch.modeState ?? this.modeState,
+      context: patch.context ?? this.context
+    })
+  }
+
+  pipe() {
+    return pipeArguments(this, arguments)
+  }
+}
+Object.defineProperty(Chain.prototype, ChainTypeId, { value: ChainTypeId })
+
+/**
+ * `true` when `u` is a chain.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * Chain.isChain(Chain.make({ user: "Hi" })) // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isChain = (u: unknown): u is Chain => u instanceof Chain
+
+const emptyToolkit: Toolkit.Any = { "~effect/ai/Toolkit": "~effect/ai/Toolkit", tools: {} } as Toolkit.Any
+
+/**
+ * Options of {@link make}.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * const options: Chain.MakeOptions<{}> = { system: "Be brief.", user: ["Hi", "Who are you?"] }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface MakeOptions<Tools extends Record<string, Tool.Any>> {
+  /** The system prompt. */
+  readonly system?: string | undefined
+  /** User message(s), appended after `messages`. */
+  readonly user?: string | ReadonlyArray<string> | undefined
+  /** Messages to start from (e.g. an earlier conversation). */
+  readonly messages?: ReadonlyArray<Prompt.Message> | undefined
+  /** The tools the model may call; their handlers come from the Effect context. */
+  readonly toolkit?: Toolkit.Toolkit<Tools> | undefined
+  /** Your own data, serialized with the chain. */
+  readonly context?: Readonly<Record<string, Json>> | undefined
+}
+
+/**
+ * Creates a chain from a system prompt, user message(s) and a toolkit.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Tool, Toolkit } from "effect/ai"
+ * import { Chain } from "loopwork"
+ *
+ * const Search = Tool.make("search", { parameters: Schema.Struct({ query: Schema.String }), success: Schema.String })
+ * const chain = Chain.make({ system: "You research.", user: "What is Effect?", toolkit: Toolkit.make(Search) })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeOptions<Tools>): Chain<Tools> => {
+  const messages: Array<Prompt.Message> = []
+  if (options.system !== undefined) messages.push(Prompt.systemMessage({ content: options.system }))
+  if (options.messages !== undefined) messages.push(...options.messages)
+  const users = options.user === undefined ? [] : typeof options.user === "string" ? [options.user] : options.user
+  for (const text of users) messages.push(userMessage(text))
+  return new Chain<Tools>({
+    messages,
+    toolkit: options.toolkit ?? emptyToolkit,
+    lastResponse: undefined,
+    pendingToolCalls: [],
+    lastToolResults: [],
+    runCount: 0,
+    failureCount: 0,
+    modeState: {},
+    context: options.context ?? {}
+  })
+}
+
+const userMessage = (text: string): Prompt.UserMessage =>
+  Prompt.userMessage({ content: [Prompt.textPart({ text })] })
+
+/**
+ * Appends a user message (e.g. the next question of a conversation).
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * const next = Chain.make({ user: "Hi" }).pipe(Chain.addUser("And now?"))
+ * next.messages.length // 2
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const addUser = (text: string) => <Tools extends Record<string, Tool.Any>>(chain: Chain<Tools>): Chain<Tools> =>
+  chain.copy({ messages: [...chain.messages, userMessage(text)] })
+
+/**
+ * The text of the last model response ("" if there is none).
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * Chain.text(Chain.make({ user: "Hi" })) // ""
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const text = (chain: Chain): string => chain.lastResponse?.text ?? ""
+
+// -----------------------------------------------------------------------------
+// Codec
+// -----------------------------------------------------------------------------
+
+/**
+ * The format version `encode` writes and `decode` reads.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * Chain.formatVersion // 1
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const formatVersion = 1
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * The JSON document of a chain (version {@link formatVersion}).
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * type Stored = typeof Chain.Document.Encoded
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const Document = Schema.Struct({
+  format: Schema.Literal("loopwork/chain"),
+  version: Schema.Literal(formatVersion),
+  messages: Schema.Array(Prompt.Message),
+  lastResponse: Schema.optionalKey(ModelResponse),
+  pendingToolCalls: Schema.Array(ToolCall),
+  lastToolResults: Schema.Array(ToolResultEncoded),
+  runCount: Count,
+  failureCount: Count,
+  modeState: Schema.Record(Schema.String, Schema.Json),
+  context: Schema.Record(Schema.String, Schema.Json)
+}).annotate({ identifier: "ChainDocument" })
+
+/**
+ * Encoding or decoding a chain failed; `reason` says what is wrong.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * new Chain.ChainCodecError({ operation: "decode", reason: "not JSON" }).message
+ * // "Cannot decode chain: not JSON"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("ChainCodecError", {
+  operation: Schema.Literals(["encode", "decode"]),
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Cannot ${this.operation} chain: ${this.reason}`
+  }
+}
+
+const encodeDocument = Schema.encodeEffect(Document)
+const decodeDocument = Schema.decodeUnknownEffect(Document)
+
+/**
+ * Turns a chain into a JSON-safe document (`JSON.stringify` it to store).
+ * The toolkit is not included.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain } from "loopwork"
+ *
+ * const json = Chain.encode(Chain.make({ user: "Hi" })).pipe(Effect.map(JSON.stringify))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const encode = (chain: Chain): Effect.Effect<typeof Document.Encoded, ChainCodecError> =>
+  encodeDocument({
+    format: "loopwork/chain",
+    version: formatVersion,
+    messages: chain.messages,
+    ...(chain.lastResponse === undefined ? {} : { lastResponse: chain.lastResponse }),
+    pendingToolCalls: chain.pendingToolCalls,
+    lastToolResults: chain.lastToolResults.map((result) => ({
+      id: result.id,
+      name: result.name,
+      isFailure: result.isFailure,
+      encoded: result.encoded,
+      ...(result.failureOrigin === undefined ? {} : { failureOrigin: result.failureOrigin })
+    })),
+    runCount: chain.runCount,
+    failureCount: chain.failureCount,
+    modeState: chain.modeState,
+    context: chain.context
+  }).pipe(Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })))
+
+const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
+
+const checkEnvelope = (input: unknown): Effect.Effect<unknown, ChainCodecError> => {
+  let document = input
+  if (typeof input === "string") {
+    try {
+      document = JSON.parse(input)
+    } catch (error) {
+      return Effect.fail(decodeFailure(`the text is not valid JSON (${(error as SyntaxError).message})`))
+    }
+  }
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    return Effect.fail(decodeFailure("expected a JSON object written by Chain.encode"))
+  }
+  const { format, version } = document as { format?: unknown; version?: unknown }
+  if (format !== "loopwork/chain") {
+    return Effect.fail(decodeFailure(`expected format "loopwork/chain", got ${JSON.stringify(format) ?? "nothing"}`))
+  }
+  if (version !== formatVersion) {
+    return Effect.fail(decodeFailure(
+      `unsupported format version ${JSON.stringify(version) ?? "(missing)"}; this loopwork reads version ${formatVersion}`
+    ))
+  }
+  return Effect.succeed(document)
+}
+
+const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
+  const tool = Object.hasOwn(toolkit.tools, encoded.name) ? toolkit.tools[encoded.name] : undefined
+  const base = { ...encoded, result: encoded.encoded }
+  if (tool === undefined || encoded.isFailure) return Effect.succeed(base)
+  return Schema.decodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>)(encoded.encoded).pipe(
+    Effect.map((result): ToolResult => ({ ...base, result })),
+    Effect.orElseSucceed(() => base)
+  )
+}
+
+/**
+ * Reads a chain back from a document written by {@link encode} (or its JSON
+ * text) and re-attaches the toolkit. A corrupted, truncated or wrong-version
+ * document fails with a `ChainCodecError` that says what is wrong.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain } from "loopwork"
+ *
+ * const roundTrip = Chain.encode(Chain.make({ user: "Hi" })).pipe(
+ *   Effect.flatMap((document) => Chain.decode(JSON.stringify(document)))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const decode = <Tools extends Record<string, Tool.Any> = {}>(
+  input: unknown,
+  options?: { readonly toolkit?: Toolkit.Toolkit<Tools> | undefined }
+): Effect.Effect<Chain<Tools>, ChainCodecError> =>
+  Effect.gen(function*() {
+    const envelope = yield* checkEnvelope(input)
+    const document = yield* decodeDocument(envelope).pipe(
+      Effect.mapError((error) => decodeFailure(error.message))
+    )
+    const toolkit: Toolkit.Any = options?.toolkit ?? emptyToolkit
+    const lastToolResults = yield* Effect.forEach(document.lastToolResults, (result) => decodeResult(toolkit, result))
+    return new Chain<Tools>({
+      messages: document.messages,
+      toolkit,
+      lastResponse: document.lastResponse,
+      pendingToolCalls: document.pendingToolCalls,
+      lastToolResults,
+      runCount: document.runCount,
+      failureCount: document.failureCount,
+      modeState: document.modeState,
+      context: document.context
+    })
+  })
+
+// -----------------------------------------------------------------------------
+// run
+// -----------------------------------------------------------------------------
+
+/**
+ * Options of {@link run}: the mode plus the options it reads.
+ *
+ * @example
+ * ```ts
+ * import { Chain, Mode } from "loopwork"
+ *
+ * const options: Chain.RunOptions = { mode: Mode.whileNeedsResponse, maxRuns: 10 }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface RunOptions<R = never> extends Options {
+  readonly mode: Mode<R>
+}
+
+/**
+ * The handler services the tools of a chain need.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * type None = Chain.HandlersOf<{}> // never
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFor<Tools>
+
+/**
+ * Runs a chain in a mode. Succeeds with `Ok` (finished) or `Pause` (a clean
+ * checkpoint); fails with a `RunError` that carries the error and the chain as
+ * it stood. Options are validated before any model call.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain, ChatModel, Mode } from "loopwork"
+ *
+ * const model = ChatModel.scripted([{ text: "Hello!" }])
+ * const program = Chain.run(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(
+ *   Effect.map((outcome) => Chain.text(outcome.chain)),
+ *   Effect.provide(model.layer)
+ * )
+ * // Effect.runPromise(program) resolves to "Hello!"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
+  chain: Chain<Tools>,
+  options: RunOptions<R>
+): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> => {
+  const erased = chain as Chain
+  const invalid = validateOptions(options) ?? (chain.messages.length === 0
+    ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
+    : undefined)
+  if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
+  return Effect.flatMap(options.mode(erased, options), (outcome) => {
+    switch (outcome._tag) {
+      case "Ok":
+      case "Pause":
+        return Effect.succeed(outcome)
+      case "Error":
+        return Effect.fail(new RunError({ reason: outcome.error, chain: outcome.chain }))
+      case "Continue":
+        return Effect.fail(new RunError({ reason: new ModeDidNotFinish({}), chain: outcome.chain }))
+    }
+  })
+}

@@ -1,0 +1,205 @@
+/**
+ * The typed failures a loop can end with.
+ *
+ * Every failure is a `Schema.TaggedError` whose `message` tells the user what
+ * happened and what to change. A failing step never throws: it returns an
+ * `Outcome.Error` that carries one of these errors together with the chain as
+ * it stood, and `Chain.run` fails with a {@link RunError} wrapping both.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import type { Chain } from "./Chain.ts"
+import { isChain } from "./internal/chainTypeId.ts"
+
+/**
+ * The model port failed to produce a turn (network, provider or decoding
+ * error). `cause` keeps the original error for inspection.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * const error = new LoopError.ModelCallFailed({ description: "rate limited", cause: undefined })
+ * error.message // "The model call failed: rate limited"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("ModelCallFailed", {
+  description: Schema.String,
+  cause: Schema.Defect()
+}) {
+  override get message(): string {
+    return `The model call failed: ${this.description}`
+  }
+}
+
+/**
+ * The loop reached its `maxRuns` budget of model calls while the chain still
+ * needed a response.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.MaxRunsExceeded({ runs: 25, maxRuns: 25 }).message
+ * // "Exceeded maximum number of runs (25/25)"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class MaxRunsExceeded extends Schema.TaggedError<MaxRunsExceeded>()("MaxRunsExceeded", {
+  runs: Schema.Number,
+  maxRuns: Schema.Number
+}) {
+  override get message(): string {
+    return `Exceeded maximum number of runs (${this.runs}/${this.maxRuns})`
+  }
+}
+
+/**
+ * Consecutive tool rounds with at least one failed tool call reached
+ * `maxFailures`.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.MaxFailuresExceeded({ failures: 3, maxFailures: 3 }).message
+ * // "exceeded max failure count (3)"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class MaxFailuresExceeded extends Schema.TaggedError<MaxFailuresExceeded>()("MaxFailuresExceeded", {
+  failures: Schema.Number,
+  maxFailures: Schema.Number
+}) {
+  override get message(): string {
+    return `exceeded max failure count (${this.maxFailures})`
+  }
+}
+
+/**
+ * A mode was asked to watch for tools the chain's toolkit does not have.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.ToolNamesNotFound({ names: ["x"], available: ["search"] }).message
+ * // "Tool name 'x' not found in available tools"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ToolNamesNotFound extends Schema.TaggedError<ToolNamesNotFound>()("ToolNamesNotFound", {
+  names: Schema.Array(Schema.String),
+  available: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return this.names.length === 1
+      ? `Tool name '${this.names[0]}' not found in available tools`
+      : `Tool names '${this.names.join(", ")}' not found in available tools`
+  }
+}
+
+/**
+ * A run was started with options or a chain that cannot work; `field` names
+ * what is wrong and `rule` the rule it broke.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.InvalidInput({ field: "maxRuns", rule: "must be a positive integer", value: -1 }).message
+ * // "Invalid maxRuns: must be a positive integer (got -1)"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  field: Schema.String,
+  rule: Schema.String,
+  value: Schema.Unknown
+}) {
+  override get message(): string {
+    return `Invalid ${this.field}: ${this.rule} (got ${describeValue(this.value)})`
+  }
+}
+
+/**
+ * A custom mode returned `Continue` instead of a terminal outcome.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.ModeDidNotFinish({}).message.startsWith("The mode returned Continue") // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ModeDidNotFinish extends Schema.TaggedError<ModeDidNotFinish>()("ModeDidNotFinish", {}) {
+  override get message(): string {
+    return "The mode returned Continue instead of Ok, Pause or Error; end the pipeline with Step.continueOrDone or another terminal step"
+  }
+}
+
+/**
+ * Any error a step can put in an `Outcome.Error`: the built-in errors and any
+ * tagged error a custom step produces.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * const describe = (error: LoopError.StepFailure) => `${error._tag}: ${error.message}`
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface StepFailure {
+  readonly _tag: string
+  readonly message: string
+}
+
+/**
+ * What `Chain.run` fails with: the error that ended the loop (`reason`) and
+ * the chain at the point of failure, so nothing is lost.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const recovered = Chain.run(chain).pipe(
+ *   Effect.catchTag("RunError", (error) => Effect.succeed(error.chain))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class RunError extends Schema.TaggedError<RunError>()("RunError", {
+  reason: Schema.declare((u): u is StepFailure =>
+    typeof u === "object" && u !== null && typeof (u as StepFailure)._tag === "string" &&
+    typeof (u as StepFailure).message === "string"
+  ),
+  chain: Schema.declare((u): u is Chain => isChain(u))
+}) {
+  override get message(): string {
+    return this.reason.message
+  }
+}
+
+const describeValue = (value: unknown): string => {
+  if (typeof value === "string") return JSON.stringify(value)
+  if (typeof value === "function") return "a function"
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}

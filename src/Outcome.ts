@@ -1,0 +1,209 @@
+/**
+ * The result of every step and every mode.
+ *
+ * - `Continue`: keep going with this chain.
+ * - `Ok`: finished; `extra` may carry data such as the result of the tool that
+ *   ended the loop, `reason` says why it finished.
+ * - `Pause`: a clean, resumable checkpoint; `reason` says why.
+ * - `Error`: failed; the chain at the point of failure is kept.
+ *
+ * Outcomes are small classes (not Schema data): they live only while a loop
+ * runs. The chain inside them is what you store.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import type { Chain } from "./Chain.ts"
+import type { StepFailure } from "./LoopError.ts"
+
+/**
+ * Why a loop finished with `Ok`:
+ * - `"done"`: the model answered and no further response is needed.
+ * - `"return-behavior"`: a tool round matched the ReturnBehavior rule; `extra`
+ *   holds the round's tool results in call order.
+ * - `"tool-used"`: a watched tool was called (`untilToolUsed`); `extra` holds
+ *   its result.
+ * - `"step"`: the `step` mode finished its step(s).
+ * - `"tools-succeeded"`: `untilSuccess` saw a tool round without failures.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const reason: Outcome.OkReason = "done"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type OkReason = "done" | "return-behavior" | "tool-used" | "step" | "tools-succeeded"
+
+/**
+ * Why a loop paused. Serializable, so it can be stored next to the chain.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const reason: Outcome.PauseReason = { _tag: "StopRequested" }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const PauseReason = Schema.Union([
+  Schema.TaggedStruct("StopRequested", {}),
+  Schema.TaggedStruct("Requested", { message: Schema.String })
+])
+
+/**
+ * @since 0.1.0
+ */
+export type PauseReason = typeof PauseReason.Type
+
+/**
+ * Keep going with `chain`.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * declare const chain: import("loopwork").Chain.Chain
+ * const next = new Outcome.Continue(chain)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Continue {
+  readonly _tag = "Continue" as const
+  readonly chain: Chain
+  constructor(chain: Chain) {
+    this.chain = chain
+  }
+}
+
+/**
+ * The loop finished.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * declare const chain: import("loopwork").Chain.Chain
+ * const done = new Outcome.Ok(chain, "done")
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Ok {
+  readonly _tag = "Ok" as const
+  readonly chain: Chain
+  readonly reason: OkReason
+  readonly extra: unknown
+  constructor(chain: Chain, reason: OkReason, extra?: unknown) {
+    this.chain = chain
+    this.reason = reason
+    this.extra = extra
+  }
+}
+
+/**
+ * The loop stopped at a clean, resumable checkpoint.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * declare const chain: import("loopwork").Chain.Chain
+ * const paused = new Outcome.Pause(chain, { _tag: "StopRequested" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Pause {
+  readonly _tag = "Pause" as const
+  readonly chain: Chain
+  readonly reason: PauseReason
+  constructor(chain: Chain, reason: PauseReason) {
+    this.chain = chain
+    this.reason = reason
+  }
+}
+
+/**
+ * The loop failed; `chain` is the chain at the point of failure.
+ *
+ * @example
+ * ```ts
+ * import { LoopError, Outcome } from "loopwork"
+ *
+ * declare const chain: import("loopwork").Chain.Chain
+ * const failed = new Outcome.Error(chain, new LoopError.MaxRunsExceeded({ runs: 3, maxRuns: 3 }))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Error {
+  readonly _tag = "Error" as const
+  readonly chain: Chain
+  readonly error: StepFailure
+  constructor(chain: Chain, error: StepFailure) {
+    this.chain = chain
+    this.error = error
+  }
+}
+
+/**
+ * Any outcome.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const isDone = (outcome: Outcome.Outcome) => outcome._tag === "Ok"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Outcome = Continue | Ok | Pause | Error
+
+/**
+ * An outcome that ends a loop.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const chainOf = (outcome: Outcome.Terminal) => outcome.chain
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Terminal = Ok | Pause | Error
+
+/**
+ * What `Chain.run` succeeds with: finished or paused.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const describe = (outcome: Outcome.Final) => outcome._tag === "Ok" ? outcome.reason : outcome.reason._tag
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Final = Ok | Pause
+
+/**
+ * `true` for `Ok`, `Pause` and `Error`.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * declare const chain: import("loopwork").Chain.Chain
+ * Outcome.isTerminal(new Outcome.Continue(chain)) // false
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isTerminal = (outcome: Outcome): outcome is Terminal => outcome._tag !== "Continue"
