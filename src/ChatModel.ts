@@ -370,6 +370,16 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
   const record = options?.record ?? 1000
   const defaultLatency = options?.latency
   const repeat = options?.repeat === true
+  // A function turn that returns the same reply object again (with explicit
+  // tool call ids) reuses its parts instead of rebuilding them.
+  const reused = new WeakMap<ScriptedReply, ReadonlyArray<Response.AnyPart>>()
+  const partsOf = (reply: ScriptedReply, index: number): ReadonlyArray<Response.AnyPart> => {
+    const known = reused.get(reply)
+    if (known !== undefined) return known
+    const parts = replyParts(reply, index)
+    if (reply.toolCalls === undefined || reply.toolCalls.every((call) => call.id !== undefined)) reused.set(reply, parts)
+    return parts
+  }
   let requests: Array<GenerateRequest> = []
   let calls = 0
 
@@ -396,7 +406,7 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
     const produced = turn(request, index)
     return Effect.map(
       Effect.isEffect(produced) ? produced : Effect.succeed(produced),
-      (reply) => ({ parts: replyParts(reply, index), reply })
+      (reply) => ({ parts: partsOf(reply, index), reply })
     )
   }
 

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
+import { Effect } from "effect"
+import { Chain } from "../src/index.ts"
+import * as CustomMode from "../examples/custom-mode.ts"
+import * as Quickstart from "../examples/quickstart.ts"
+
+const run = promisify(execFile)
+
+describe("examples", () => {
+  it.effect("quickstart runs two weather calls and answers", () =>
+    Effect.gen(function*() {
+      const outcome = yield* Quickstart.program
+      expect(outcome._tag).toBe("Ok")
+      expect(outcome.chain.runCount).toBe(2)
+      expect(outcome.chain.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"])
+      expect(outcome.chain.lastToolResults.map((r) => r.result)).toEqual([
+        { city: "Oslo", celsius: 4, sky: "clear" },
+        { city: "Lisbon", celsius: 21, sky: "clear" }
+      ])
+      expect(Chain.text(outcome.chain)).toContain("I read 2 tool results")
+    }))
+
+  it.effect("custom-mode audits every model call", () =>
+    Effect.gen(function*() {
+      CustomMode.auditLog.length = 0
+      const outcome = yield* CustomMode.program
+      expect(outcome._tag).toBe("Ok")
+      expect(Chain.text(outcome.chain)).toBe("Order A-17 has shipped.")
+      expect(CustomMode.auditLog).toEqual([
+        "model call #1 completed (tool calls: lookup_order)",
+        "model call #2 completed (tool calls: none)"
+      ])
+    }))
+
+  it("the demo command prints the run", async () => {
+    const { stdout } = await run(process.execPath, ["examples/quickstart.ts"], { cwd: process.cwd() })
+    expect(stdout).toContain("outcome:      Ok (done)")
+    expect(stdout).toContain("model calls:  2")
+    expect(stdout).toContain("→ get_weather({\"city\":\"Oslo\"})")
+    expect(stdout).toContain("answer:       Oslo is 4°C and Lisbon 21°C")
+  })
+})
