@@ -26,8 +26,8 @@ const audit = Step.make((chain) => {
 
 /** The mode: executeTools → callLlm → checkMaxRuns → audit → continueOrDone. */
 export const withAudit: Mode.Mode<ChatModel.ChatModel> = (chain, options) => {
-  const executeTools = Step.executeTools(options)
-  const checkMaxRuns = Step.checkMaxRuns(options)
+  const executeTools = Step.executeToolsWith(options)
+  const checkMaxRuns = Step.checkMaxRuns({ ...options, since: chain.runCount })
   const next = Step.continueOrDone((c: Chain.Chain) => loop(c))
   const loop = (c: Chain.Chain): Effect.Effect<Outcome.Outcome, never, ChatModel.ChatModel> =>
     Step.start(c).pipe(executeTools, Step.callLlm, checkMaxRuns, audit, next)

@@ -104,7 +104,7 @@ export interface Fields {
  *
  * @since 0.1.0
  */
-export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Fields, Pipeable {
+export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Fields {
   declare readonly [ChainTypeId]: typeof ChainTypeId
   /** Phantom: the toolkit's tools, for typing `run`. */
   declare readonly "~tools"?: Tools
@@ -155,11 +155,15 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
     })
   }
 
-  pipe() {
+}
+/** `chain.pipe(f, g)`: the chain through `f`, then `g`. */
+export interface Chain<Tools extends Record<string, Tool.Any> = {}> extends Pipeable {}
+Object.defineProperty(Chain.prototype, ChainTypeId, { value: ChainTypeId })
+Object.defineProperty(Chain.prototype, "pipe", {
+  value: function(this: Chain) {
     return pipeArguments(this, arguments)
   }
-}
-Object.defineProperty(Chain.prototype, ChainTypeId, { value: ChainTypeId })
+})
 
 /**
  * `true` when `u` is a chain.

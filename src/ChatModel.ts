@@ -422,10 +422,13 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
     requests = []
     calls = 0
     return ChatModel.of({
-      generate: (request) => Effect.flatMap(resolve(request), ({ parts, reply }) => settle(reply, parts)),
+      // Suspended: each run of the returned effect consumes a turn, so a
+      // caller's Effect.retry / Effect.repeat gets the next turn.
+      generate: (request) =>
+        Effect.flatMap(Effect.suspend(() => resolve(request)), ({ parts, reply }) => settle(reply, parts)),
       stream: (request) =>
         Stream.unwrap(Effect.flatMap(
-          resolve(request),
+          Effect.suspend(() => resolve(request)),
           ({ parts, reply }) => settle(reply, Stream.fromIterable(streamParts(parts)))
         ))
     })

@@ -196,6 +196,7 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
 
 const describeValue = (value: unknown): string => {
   if (typeof value === "string") return JSON.stringify(value)
+  if (typeof value === "number" || typeof value === "bigint" || value === undefined) return String(value)
   if (typeof value === "function") return "a function"
   try {
     return JSON.stringify(value) ?? String(value)

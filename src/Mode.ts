@@ -92,12 +92,12 @@ const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(ne
  */
 export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
   if (!chain.needsResponse) return done(chain)
-  const executeTools = Step.executeTools(options)
-  const callLlm = Step.callLlm(options)
-  const checkMaxRuns = Step.checkMaxRuns(options)
+  const executeTools = Step.executeToolsWith(options)
+  const callLlm = Step.callLlmWith(options)
+  const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    Step.start(c).pipe(executeTools, Step.checkReturnBehavior, callLlm, checkMaxRuns, next)
+    Step.start(c).pipe(executeTools, Step.checkReturnBehavior, checkMaxRuns, callLlm, next)
   return loop(chain)
 }
 
@@ -117,12 +117,12 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const untilSuccess: Mode<ChatModel> = (chain, options) => {
-  const executeTools = Step.executeTools(options)
-  const callLlm = Step.callLlm(options)
-  const checkMaxRuns = Step.checkMaxRuns(options)
+  const executeTools = Step.executeToolsWith(options)
+  const callLlm = Step.callLlmWith(options)
+  const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    Step.start(c).pipe(executeTools, Step.checkToolSuccess, callLlm, checkMaxRuns, next)
+    Step.start(c).pipe(executeTools, Step.checkToolSuccess, checkMaxRuns, callLlm, next)
   return loop(chain)
 }
 
@@ -147,9 +147,9 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = (chain, options) => {
-  const executeTools = Step.executeTools(options)
-  const callLlm = Step.callLlm(options)
-  const checkMaxRuns = Step.checkMaxRuns(options)
+  const executeTools = Step.executeToolsWith(options)
+  const callLlm = Step.callLlmWith(options)
+  const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
   const shouldContinue = options.shouldContinue
   const decide = Step.make((c: Chain) =>
     shouldContinue !== undefined && shouldContinue(c)
@@ -198,9 +198,9 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
         new ToolNamesNotFound({ names: missing, available: [...compiled.byName.keys()] })
       ))
     }
-    const executeTools = Step.executeTools(options)
-    const callLlm = Step.callLlm(options)
-    const checkMaxRuns = Step.checkMaxRuns(options)
+    const executeTools = Step.executeToolsWith(options)
+    const callLlm = Step.callLlmWith(options)
+    const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
     const next = Step.continueOrDone((c: Chain) => loop(c))
     const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
       Step.start(c).pipe(callLlm, executeTools, checkUntilTool, checkMaxRuns, next)

@@ -188,28 +188,10 @@ const callLlmStep = (options: CallOptions): Step<ChatModel> => {
 }
 
 /**
- * Use as a step (`Step.callLlm`) or with options (`Step.callLlm({ toolChoice })`).
- *
- * @example
- * ```ts
- * import { Step } from "loopwork"
- *
- * const forced = Step.callLlm({ toolChoice: "required" })
- * ```
- *
- * @since 0.1.0
- */
-export interface CallLlm extends Step<ChatModel> {
-  (options: CallOptions): Step<ChatModel>
-}
-
-const defaultCallLlm = callLlmStep({})
-
-/**
  * One model turn. The response is appended as an assistant message, its tool
  * calls become the chain's pending calls, and `runCount` goes up by one. A
  * model failure becomes an `Error` outcome carrying the chain as it was
- * before the call.
+ * before the call. Use {@link callLlmWith} to set a tool choice.
  *
  * @example
  * ```ts
@@ -220,8 +202,21 @@ const defaultCallLlm = callLlmStep({})
  *
  * @since 0.1.0
  */
-export const callLlm: CallLlm = ((arg: Effect.Effect<Outcome.Outcome, never, unknown> | CallOptions) =>
-  Effect.isEffect(arg) ? defaultCallLlm(arg) : callLlmStep(arg)) as CallLlm
+export const callLlm: Step<ChatModel> = callLlmStep({})
+
+/**
+ * {@link callLlm} with options.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const forced = Step.callLlmWith({ toolChoice: "required" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const callLlmWith: (options: CallOptions) => Step<ChatModel> = callLlmStep
 
 // -----------------------------------------------------------------------------
 // executeTools
@@ -286,32 +281,14 @@ const executeToolsStep = (options: ToolOptions): Step => {
 }
 
 /**
- * Use as a step (`Step.executeTools`) or with options
- * (`Step.executeTools({ concurrency: 2 })`).
- *
- * @example
- * ```ts
- * import { Step } from "loopwork"
- *
- * const oneAtATime = Step.executeTools({ concurrency: 1 })
- * ```
- *
- * @since 0.1.0
- */
-export interface ExecuteTools extends Step {
-  (options: ToolOptions): Step
-}
-
-const defaultExecuteTools = executeToolsStep({})
-
-/**
  * Runs the pending tool calls (a no-op when there are none) and appends one
- * tool message with their results in call order. An unknown tool, arguments
- * that fail the tool's schema, or a failing handler each become a failed
- * result the model sees (the message names the tool, and for bad arguments
- * what was wrong). `failureCount` goes up by one for a round with any failure
- * and back to 0 after a clean round; reaching `maxFailures` ends the loop with
- * `MaxFailuresExceeded`.
+ * tool message with their results in call order. Calls of a round run
+ * concurrently. An unknown tool, arguments that fail the tool's schema, or a
+ * failing handler each become a failed result the model sees (the message
+ * names the tool, and for bad arguments what was wrong). `failureCount` goes
+ * up by one for a round with any failure and back to 0 after a clean round;
+ * reaching `maxFailures` (default 3) ends the loop with `MaxFailuresExceeded`.
+ * Use {@link executeToolsWith} to set `concurrency` or `maxFailures`.
  *
  * @example
  * ```ts
@@ -323,18 +300,56 @@ const defaultExecuteTools = executeToolsStep({})
  *
  * @since 0.1.0
  */
-export const executeTools: ExecuteTools = ((arg: Effect.Effect<Outcome.Outcome, never, unknown> | ToolOptions) =>
-  Effect.isEffect(arg) ? defaultExecuteTools(arg) : executeToolsStep(arg)) as ExecuteTools
+export const executeTools: Step = executeToolsStep({})
+
+/**
+ * {@link executeTools} with options.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const oneAtATime = Step.executeToolsWith({ concurrency: 1 })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const executeToolsWith: (options: ToolOptions) => Step = executeToolsStep
 
 // -----------------------------------------------------------------------------
 // checks
 // -----------------------------------------------------------------------------
 
 /**
+ * Options of {@link checkMaxRuns}.
+ *
+ * - `maxRuns`: model calls allowed (default 25).
+ * - `since`: the chain's `runCount` when the budget started. The built-in
+ *   modes pass the `runCount` at the start of each run, so `maxRuns` is a
+ *   budget per run (a follow-up question gets a fresh one). The default 0
+ *   counts the chain's whole life.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const options: Step.MaxRunsOptions = { maxRuns: 10, since: 4 }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface MaxRunsOptions {
+  readonly maxRuns?: number | undefined
+  readonly since?: number | undefined
+}
+
+/**
  * Ends the loop with `MaxRunsExceeded` ("Exceeded maximum number of runs
- * (25/25)") when `runCount` has reached `maxRuns` (default 25) and the chain
- * still needs a response, i.e. another model call would go over budget. A
- * final answer on the last allowed run is not an error.
+ * (25/25)") when `maxRuns` model calls have been made and the next thing the
+ * loop would do is another model call (the chain needs a response and no tool
+ * calls are pending). A final answer on the last allowed run is not an error,
+ * and pending tool calls still run first, so a chain that fails here has a
+ * result for every tool call.
  *
  * @example
  * ```ts
@@ -345,13 +360,15 @@ export const executeTools: ExecuteTools = ((arg: Effect.Effect<Outcome.Outcome, 
  *
  * @since 0.1.0
  */
-export const checkMaxRuns = (options?: { readonly maxRuns?: number | undefined }): Step => {
+export const checkMaxRuns = (options?: MaxRunsOptions): Step => {
   const maxRuns = options?.maxRuns ?? defaults.maxRuns
-  return make((chain) =>
-    chain.runCount >= maxRuns && chain.needsResponse
-      ? Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs: chain.runCount, maxRuns })))
+  const since = options?.since ?? 0
+  return make((chain) => {
+    const runs = chain.runCount - since
+    return runs >= maxRuns && chain.pendingToolCalls.length === 0 && chain.needsResponse
+      ? Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs, maxRuns })))
       : continued(chain)
-  )
+  })
 }
 
 /** True when the chain's last message is the tool round that just ran. */

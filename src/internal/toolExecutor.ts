@@ -119,9 +119,9 @@ export const runCall = (
         Effect.matchCauseEffect({
           onFailure: (cause): Effect.Effect<ToolResult> => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-            const failure = Cause.findError(cause)
-            if (failure._tag === "Failure") {
-              const error = normalizeFailure(call.name, failure.failure)
+            const found = Cause.findError(cause)
+            if (found._tag === "Success") {
+              const error = normalizeFailure(call.name, found.success)
               return Effect.match(entry.encodeFailure(error), {
                 onFailure: () => failed(call, "handler", `Tool '${call.name}' failed: ${describe(error)}`, error),
                 onSuccess: (encoded): ToolResult => ({
