@@ -15,8 +15,8 @@
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
-import { Prompt, Response } from "effect/ai"
-import type { Tool, Toolkit } from "effect/ai"
+import { Prompt, Response, Toolkit } from "effect/ai"
+import type { Tool } from "effect/ai"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type { ChatModel } from "./ChatModel.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
@@ -179,7 +179,7 @@ Object.defineProperty(Chain.prototype, "pipe", {
  */
 export const isChain = (u: unknown): u is Chain => u instanceof Chain
 
-const emptyToolkit: Toolkit.Any = { "~effect/ai/Toolkit": "~effect/ai/Toolkit", tools: {} } as Toolkit.Any
+const emptyToolkit: Toolkit.Any = Toolkit.empty
 
 /**
  * Options of {@link make}.

@@ -7,7 +7,7 @@
  * model's.
  *
  * Layers:
- * - {@link layerLanguageModel}: any `effect/ai` `LanguageModel`.
+ * - {@link layerLanguageModel}: every `effect/ai` `LanguageModel`.
  * - {@link scripted}: a deterministic model for tests and demos.
  *
  * @since 0.1.0
