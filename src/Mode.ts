@@ -73,6 +73,17 @@ export type Mode<R = never, O extends Options = Options> = (
 const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Ok(chain, "done"))
 
 /**
+ * The option-bound built-in steps of one run, built once per run (not per
+ * iteration). `maxRuns` counts from the chain's `runCount` at the start of
+ * the run, so it is a budget per run.
+ */
+const stepsFor = (chain: Chain, options: Options) => ({
+  executeTools: Step.executeToolsWith(options),
+  callLlm: Step.callLlmWith(options),
+  checkMaxRuns: Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
+})
+
+/**
  * Loops while the chain needs a response: runs pending tool calls, applies
  * the ReturnBehavior rule to that round, calls the model, checks `maxRuns`,
  * and goes round again. The model always has the last word, unless a
@@ -92,9 +103,7 @@ const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(ne
  */
 export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
   if (!chain.needsResponse) return done(chain)
-  const executeTools = Step.executeToolsWith(options)
-  const callLlm = Step.callLlmWith(options)
-  const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
+  const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     Step.start(c).pipe(executeTools, Step.checkReturnBehavior, checkMaxRuns, callLlm, next)
@@ -117,9 +126,7 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const untilSuccess: Mode<ChatModel> = (chain, options) => {
-  const executeTools = Step.executeToolsWith(options)
-  const callLlm = Step.callLlmWith(options)
-  const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
+  const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     Step.start(c).pipe(executeTools, Step.checkToolSuccess, checkMaxRuns, callLlm, next)
@@ -147,9 +154,7 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = (chain, options) => {
-  const executeTools = Step.executeToolsWith(options)
-  const callLlm = Step.callLlmWith(options)
-  const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
+  const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const shouldContinue = options.shouldContinue
   const decide = Step.make((c: Chain) =>
     shouldContinue !== undefined && shouldContinue(c)
@@ -198,9 +203,7 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
         new ToolNamesNotFound({ names: missing, available: [...compiled.byName.keys()] })
       ))
     }
-    const executeTools = Step.executeToolsWith(options)
-    const callLlm = Step.callLlmWith(options)
-    const checkMaxRuns = Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
+    const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
     const next = Step.continueOrDone((c: Chain) => loop(c))
     const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
       Step.start(c).pipe(callLlm, executeTools, checkUntilTool, checkMaxRuns, next)
