@@ -24,7 +24,7 @@ import { validateOptions } from "./internal/options.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
 import type { Mode, Options } from "./Mode.ts"
 import type * as Outcome from "./Outcome.ts"
-import { ToolCall, type ToolResult, ToolResultEncoded } from "./ToolCall.ts"
+import { CallState, ToolCall, type ToolResult, ToolResultEncoded } from "./ToolCall.ts"
 
 /**
  * JSON data: the type of `context` and `modeState` values.
@@ -83,6 +83,8 @@ export interface Fields {
   readonly lastResponse: ModelResponse | undefined
   readonly pendingToolCalls: ReadonlyArray<ToolCall>
   readonly lastToolResults: ReadonlyArray<ToolResult>
+  readonly roundResults: ReadonlyArray<ToolResult>
+  readonly callStates: Readonly<Record<string, CallState>>
   readonly runCount: number
   readonly failureCount: number
   readonly modeState: Readonly<Record<string, Json>>
@@ -113,6 +115,8 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
   readonly lastResponse: ModelResponse | undefined
   readonly pendingToolCalls: ReadonlyArray<ToolCall>
   readonly lastToolResults: ReadonlyArray<ToolResult>
+  readonly roundResults: ReadonlyArray<ToolResult>
+  readonly callStates: Readonly<Record<string, CallState>>
   readonly runCount: number
   readonly failureCount: number
   readonly modeState: Readonly<Record<string, Json>>
@@ -124,6 +128,8 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
     this.lastResponse = fields.lastResponse
     this.pendingToolCalls = fields.pendingToolCalls
     this.lastToolResults = fields.lastToolResults
+    this.roundResults = fields.roundResults
+    this.callStates = fields.callStates
     this.runCount = fields.runCount
     this.failureCount = fields.failureCount
     this.modeState = fields.modeState
@@ -131,11 +137,12 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
   }
 
   /**
-   * `true` when the model is expected to act next: tool calls are pending, or
-   * the last message is from the user or a tool.
+   * `true` when the loop has work to do: tool calls are pending, a tool round
+   * has results waiting to be written, or the last message is from the user
+   * or a tool.
    */
   get needsResponse(): boolean {
-    if (this.pendingToolCalls.length > 0) return true
+    if (this.pendingToolCalls.length > 0 || this.roundResults.length > 0) return true
     const last = this.messages[this.messages.length - 1]
     return last !== undefined && (last.role === "user" || last.role === "tool")
   }
@@ -148,6 +155,8 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
       lastResponse: "lastResponse" in patch ? patch.lastResponse : this.lastResponse,
       pendingToolCalls: patch.pendingToolCalls ?? this.pendingToolCalls,
       lastToolResults: patch.lastToolResults ?? this.lastToolResults,
+      roundResults: patch.roundResults ?? this.roundResults,
+      callStates: patch.callStates ?? this.callStates,
       runCount: patch.runCount ?? this.runCount,
       failureCount: patch.failureCount ?? this.failureCount,
       modeState: patch.modeState ?? this.modeState,
@@ -233,6 +242,8 @@ export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeO
     lastResponse: undefined,
     pendingToolCalls: [],
     lastToolResults: [],
+    roundResults: [],
+    callStates: {},
     runCount: 0,
     failureCount: 0,
     modeState: {},
@@ -312,6 +323,8 @@ export const Document = Schema.Struct({
   lastResponse: Schema.optionalKey(ModelResponse),
   pendingToolCalls: Schema.Array(ToolCall),
   lastToolResults: Schema.Array(ToolResultEncoded),
+  roundResults: Schema.optionalKey(Schema.Array(ToolResultEncoded)),
+  callStates: Schema.optionalKey(Schema.Record(Schema.String, CallState)),
   runCount: Count,
   failureCount: Count,
   modeState: Schema.Record(Schema.String, Schema.Json),
@@ -341,6 +354,16 @@ export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("Chai
 }
 
 const encodeDocument = Schema.encodeEffect(Document)
+
+const encodeResult = (result: ToolResult): typeof ToolResultEncoded.Type => ({
+  id: result.id,
+  name: result.name,
+  isFailure: result.isFailure,
+  encoded: result.encoded,
+  ...(result.failureOrigin === undefined ? {} : { failureOrigin: result.failureOrigin }),
+  ...(result.rejected === true ? { rejected: true } : {}),
+  ...(result.directReturn === true ? { directReturn: true } : {})
+})
 const decodeDocument = Schema.decodeUnknownEffect(Document)
 
 /**
@@ -364,13 +387,9 @@ export const encode = (chain: Chain): Effect.Effect<typeof Document.Encoded, Cha
     messages: chain.messages,
     ...(chain.lastResponse === undefined ? {} : { lastResponse: chain.lastResponse }),
     pendingToolCalls: chain.pendingToolCalls,
-    lastToolResults: chain.lastToolResults.map((result) => ({
-      id: result.id,
-      name: result.name,
-      isFailure: result.isFailure,
-      encoded: result.encoded,
-      ...(result.failureOrigin === undefined ? {} : { failureOrigin: result.failureOrigin })
-    })),
+    lastToolResults: chain.lastToolResults.map(encodeResult),
+    ...(chain.roundResults.length === 0 ? {} : { roundResults: chain.roundResults.map(encodeResult) }),
+    ...(Object.keys(chain.callStates).length === 0 ? {} : { callStates: chain.callStates }),
     runCount: chain.runCount,
     failureCount: chain.failureCount,
     modeState: chain.modeState,
@@ -406,7 +425,7 @@ const checkEnvelope = (input: unknown): Effect.Effect<unknown, ChainCodecError> 
 const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
   const tool = Object.hasOwn(toolkit.tools, encoded.name) ? toolkit.tools[encoded.name] : undefined
   const base = { ...encoded, result: encoded.encoded }
-  if (tool === undefined || encoded.isFailure) return Effect.succeed(base)
+  if (tool === undefined || encoded.isFailure || encoded.rejected === true) return Effect.succeed(base)
   return Schema.decodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>)(encoded.encoded).pipe(
     Effect.map((result): ToolResult => ({ ...base, result })),
     Effect.orElseSucceed(() => base)
@@ -441,12 +460,15 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     )
     const toolkit: Toolkit.Any = options?.toolkit ?? emptyToolkit
     const lastToolResults = yield* Effect.forEach(document.lastToolResults, (result) => decodeResult(toolkit, result))
+    const roundResults = yield* Effect.forEach(document.roundResults ?? [], (result) => decodeResult(toolkit, result))
     return new Chain<Tools>({
       messages: document.messages,
       toolkit,
       lastResponse: document.lastResponse,
       pendingToolCalls: document.pendingToolCalls,
       lastToolResults,
+      roundResults,
+      callStates: document.callStates ?? {},
       runCount: document.runCount,
       failureCount: document.failureCount,
       modeState: document.modeState,

@@ -130,6 +130,87 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
 }
 
 /**
+ * A tool call failed and the run's `onToolFailure` policy for that kind is
+ * `"fail"`. The round was completed first, so the chain carried by the run's
+ * error has a result for every call.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.ToolCallFailed({ kind: "timeout", callId: "call_1", tool: "search", detail: "timed out after 5s" }).message
+ * // "Tool 'search' (call call_1) failed (timeout): timed out after 5s. The run's onToolFailure policy for \"timeout\" is \"fail\"; use \"feed-back\" to let the model see the failure instead"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>()("ToolCallFailed", {
+  kind: Schema.String,
+  callId: Schema.String,
+  tool: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `Tool '${this.tool}' (call ${this.callId}) failed (${this.kind}): ${this.detail}. The run's onToolFailure policy for "${this.kind}" is "fail"; use "feed-back" to let the model see the failure instead`
+  }
+}
+
+/**
+ * Decisions or results were given for call ids that are not waiting for
+ * them. Nothing was changed.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.CallNotAwaiting({ ids: ["call_9"], awaiting: "approval", waiting: ["call_1"] }).message
+ * // "No call with id 'call_9' is awaiting approval; awaiting approval: call_1"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class CallNotAwaiting extends Schema.TaggedError<CallNotAwaiting>()("CallNotAwaiting", {
+  ids: Schema.Array(Schema.String),
+  awaiting: Schema.Literals(["approval", "result"]),
+  waiting: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    const ids = this.ids.map((id) => `'${id}'`).join(", ")
+    const subject = this.ids.length === 1 ? `No call with id ${ids} is` : `No calls with ids ${ids} are`
+    const waiting = this.waiting.length === 0 ? "(none)" : this.waiting.join(", ")
+    return `${subject} awaiting ${this.awaiting}; awaiting ${this.awaiting}: ${waiting}`
+  }
+}
+
+/**
+ * Edited arguments (`Approval.edit`) or an external tool's result
+ * (`ExternalTool.supply`) do not match the tool's schema. Nothing was
+ * changed.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.InvalidResumeValue({ what: "arguments", callId: "call_1", tool: "transfer", issue: "Missing key [\"amount\"]" }).message
+ * // "The edited arguments for call 'call_1' do not match the parameters schema of tool 'transfer': Missing key [\"amount\"]"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class InvalidResumeValue extends Schema.TaggedError<InvalidResumeValue>()("InvalidResumeValue", {
+  what: Schema.Literals(["arguments", "result"]),
+  callId: Schema.String,
+  tool: Schema.String,
+  issue: Schema.String
+}) {
+  override get message(): string {
+    return this.what === "arguments"
+      ? `The edited arguments for call '${this.callId}' do not match the parameters schema of tool '${this.tool}': ${this.issue}`
+      : `The result supplied for call '${this.callId}' does not match the success schema of tool '${this.tool}': ${this.issue}`
+  }
+}
+
+/**
  * A custom mode returned `Continue` instead of a terminal outcome.
  *
  * @example

@@ -17,29 +17,52 @@
  *
  * @since 0.1.0
  */
+import type { Duration, Schedule } from "effect"
 import { Effect } from "effect"
 import type { Chain } from "./Chain.ts"
-import type { ChatModel, ToolChoice } from "./ChatModel.ts"
+import type { ChatModel, ChatModelError, ToolChoice } from "./ChatModel.ts"
+import type * as DirectReturn from "./DirectReturn.ts"
 import { compile } from "./internal/toolExecutor.ts"
 import { InvalidInput, ToolNamesNotFound } from "./LoopError.ts"
+import type * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
+import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
+import type { StopSignal } from "./StopSignal.ts"
+import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
 
 /**
  * Options every built-in mode reads. Custom modes may extend it with their
  * own fields.
  *
- * - `maxRuns`: model calls allowed (default 25).
+ * Limits:
+ * - `maxRuns`: model calls allowed per run (default 25).
  * - `maxFailures`: consecutive tool rounds with a failure allowed (default 3).
  * - `concurrency`: tool calls of one round run at once (default `"unbounded"`).
+ * - `toolTimeout`: timeout of each call of a tool that declares none
+ *   (`ToolTimeout`).
+ *
+ * Model:
  * - `toolChoice`: passed to the model (default `"auto"`).
+ * - `retry`: a `Schedule` for failed model calls.
+ *
+ * Policies:
+ * - `stop`: a `StopSignal`; raising it pauses the run at the next clean point.
+ * - `onMaxRuns`: `"fail"` (default), `"stop"`, `"final-answer"` or a handler
+ *   (`MaxRunsPolicy`).
+ * - `onToolFailure`: per kind of failed call: feed back (default), fail, or
+ *   repair (`ToolFailurePolicy`).
+ * - `noTool`: what a model answer without tool calls means (`NoToolPolicy`);
+ *   the default depends on the mode.
+ * - `returnMemory`: what the chain keeps when a tool round ends the loop
+ *   (`DirectReturn.Memory`, default `"results"`).
  * - `shouldContinue`: `step` mode only; keep stepping while it returns true.
  *
  * @example
  * ```ts
  * import { Mode } from "loopwork"
  *
- * const options: Mode.Options = { maxRuns: 10, concurrency: 4 }
+ * const options: Mode.Options = { maxRuns: 10, concurrency: 4, onMaxRuns: "final-answer" }
  * ```
  *
  * @since 0.1.0
@@ -48,7 +71,14 @@ export interface Options {
   readonly maxRuns?: number | undefined
   readonly maxFailures?: number | undefined
   readonly concurrency?: number | "unbounded" | undefined
+  readonly toolTimeout?: Duration.Input | undefined
   readonly toolChoice?: ToolChoice | undefined
+  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
+  readonly stop?: StopSignal | undefined
+  readonly onMaxRuns?: MaxRunsPolicy.Policy | undefined
+  readonly onToolFailure?: ToolFailurePolicy.Options | undefined
+  readonly noTool?: NoToolPolicy.Policy | undefined
+  readonly returnMemory?: DirectReturn.Memory | undefined
   readonly shouldContinue?: ((chain: Chain) => boolean) | undefined
 }
 
@@ -72,16 +102,44 @@ export type Mode<R = never, O extends Options = Options> = (
 
 const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Ok(chain, "done"))
 
+const identity: Step.Step = (self) => self
+
 /**
  * The option-bound built-in steps of one run, built once per run (not per
  * iteration). `maxRuns` counts from the chain's `runCount` at the start of
  * the run, so it is a budget per run.
+ *
+ * - `afterTools`: the checks after a tool round, in priority order: stop
+ *   requested > approvals pending > external results pending > direct return
+ *   > ReturnBehavior.
+ * - `callLlm`: a model turn, followed by the no-tool policy when there is one
+ *   (`noTool`, or the mode's default).
+ * - `checkStop`: the stop check alone (before a model call).
  */
-const stepsFor = (chain: Chain, options: Options) => ({
-  executeTools: Step.executeToolsWith(options),
-  callLlm: Step.callLlmWith(options),
-  checkMaxRuns: Step.checkMaxRuns({ maxRuns: options.maxRuns, since: chain.runCount })
-})
+const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.Policy) => {
+  const stop = options.stop
+  const checkStop = stop === undefined ? identity : Step.checkStop(stop)
+  const checkDirectReturn = Step.checkDirectReturn({ memory: options.returnMemory })
+  const checkReturnBehavior = Step.checkReturnBehaviorWith({ memory: options.returnMemory })
+  const afterTools: Step.Step = (self) =>
+    checkReturnBehavior(checkDirectReturn(Step.checkAwaiting(checkStop(self))))
+  const call = Step.callLlmWith(options)
+  const noTool = options.noTool ?? defaultNoTool
+  const checkNoTool = noTool === undefined ? identity : Step.checkNoTool(noTool)
+  const callLlm: Step.Step<ChatModel> = (self) => checkNoTool(call(self))
+  return {
+    executeTools: Step.executeToolsWith(options),
+    afterTools,
+    checkStop,
+    callLlm,
+    checkMaxRuns: Step.checkMaxRuns({
+      maxRuns: options.maxRuns,
+      since: chain.runCount,
+      onMaxRuns: options.onMaxRuns,
+      retry: options.retry
+    })
+  }
+}
 
 /**
  * Loops while the chain needs a response: runs pending tool calls, applies
@@ -103,10 +161,10 @@ const stepsFor = (chain: Chain, options: Options) => ({
  */
 export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
   if (!chain.needsResponse) return done(chain)
-  const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
+  const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    Step.start(c).pipe(executeTools, Step.checkReturnBehavior, checkMaxRuns, callLlm, next)
+    Step.start(c).pipe(executeTools, afterTools, checkMaxRuns, callLlm, next)
   return loop(chain)
 }
 
@@ -126,10 +184,10 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const untilSuccess: Mode<ChatModel> = (chain, options) => {
-  const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
+  const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    Step.start(c).pipe(executeTools, Step.checkToolSuccess, checkMaxRuns, callLlm, next)
+    Step.start(c).pipe(executeTools, afterTools, Step.checkToolSuccess, checkMaxRuns, callLlm, next)
   return loop(chain)
 }
 
@@ -154,7 +212,7 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = (chain, options) => {
-  const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
+  const { afterTools, callLlm, checkMaxRuns, checkStop, executeTools } = stepsFor(chain, options)
   const shouldContinue = options.shouldContinue
   const decide = Step.make((c: Chain) =>
     shouldContinue !== undefined && shouldContinue(c)
@@ -162,7 +220,9 @@ export const step: Mode<ChatModel> = (chain, options) => {
       : Effect.succeed(new Outcome.Ok(c, "step"))
   )
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    (c.pendingToolCalls.length > 0 ? Step.start(c).pipe(executeTools) : Step.start(c).pipe(callLlm)).pipe(decide)
+    (c.pendingToolCalls.length > 0 || c.roundResults.length > 0
+      ? Step.start(c).pipe(executeTools, afterTools)
+      : Step.start(c).pipe(checkStop, callLlm)).pipe(decide)
   return once(chain)
 }
 
@@ -172,8 +232,11 @@ export const step: Mode<ChatModel> = (chain, options) => {
  * checked against the chain's toolkit before any model call ("Tool name 'x'
  * not found in available tools"). A watched tool reached on the last allowed
  * run still succeeds; `maxRuns` model calls without it fail with
- * `MaxRunsExceeded`. A plain answer without tool calls ends with `Ok` (reason
- * `"done"`, no `extra`).
+ * `MaxRunsExceeded` (or what `onMaxRuns` says). When the model answers in
+ * plain text, the default no-tool policy reminds it of the tools it must
+ * call ("You answered without calling a tool. To finish, call submit_answer.")
+ * and loops, bounded by `maxRuns`; set `noTool: "done"` to end on a plain
+ * answer instead (Elixir LangChain's behaviour).
  *
  * @example
  * ```ts
@@ -188,6 +251,7 @@ export const step: Mode<ChatModel> = (chain, options) => {
 export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatModel> => {
   const list = typeof names === "string" ? [names] : [...names]
   const checkUntilTool = Step.checkUntilTool(list)
+  const reminder = NoToolPolicy.reminderFor(list)
   return (chain, options) => {
     if (list.length === 0) {
       return Effect.succeed(new Outcome.Error(
@@ -203,11 +267,11 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
         new ToolNamesNotFound({ names: missing, available: [...compiled.byName.keys()] })
       ))
     }
-    const { callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
+    const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options, reminder)
     const next = Step.continueOrDone((c: Chain) => loop(c))
     const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-      Step.start(c).pipe(callLlm, executeTools, checkUntilTool, checkMaxRuns, next)
+      Step.start(c).pipe(callLlm, executeTools, afterTools, checkUntilTool, checkMaxRuns, next)
     // Resume: run tool calls left pending by an earlier run before the first model call.
-    return Step.start(chain).pipe(executeTools, checkUntilTool, next)
+    return Step.start(chain).pipe(executeTools, afterTools, checkUntilTool, next)
   }
 }

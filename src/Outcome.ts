@@ -15,6 +15,7 @@
 import { Schema } from "effect"
 import type { Chain } from "./Chain.ts"
 import type { StepFailure } from "./LoopError.ts"
+import { ToolCall } from "./ToolCall.ts"
 
 /**
  * Why a loop finished with `Ok`:
@@ -25,6 +26,17 @@ import type { StepFailure } from "./LoopError.ts"
  *   its result.
  * - `"step"`: the `step` mode finished its step(s).
  * - `"tools-succeeded"`: `untilSuccess` saw a tool round without failures.
+ * - `"direct-return"`: a handler marked its result as the final answer
+ *   (`DirectReturn.final`) in a round without failures; `extra` holds the
+ *   round's tool results in call order.
+ * - `"max-runs"`: `maxRuns` was reached with `onMaxRuns: "stop"`.
+ * - `"final-answer"`: `maxRuns` was reached with `onMaxRuns: "final-answer"`
+ *   and the model gave its final answer (`extra` = its text).
+ * - `"no-tool-result"`: the model answered without a tool and the no-tool
+ *   policy supplied a result (`extra`).
+ *
+ * A plain answer ended by the no-tool policy `"done"` has reason `"done"` and
+ * the answer's text as `extra`.
  *
  * @example
  * ```ts
@@ -35,10 +47,29 @@ import type { StepFailure } from "./LoopError.ts"
  *
  * @since 0.1.0
  */
-export type OkReason = "done" | "return-behavior" | "tool-used" | "step" | "tools-succeeded"
+export type OkReason =
+  | "done"
+  | "return-behavior"
+  | "tool-used"
+  | "step"
+  | "tools-succeeded"
+  | "direct-return"
+  | "max-runs"
+  | "final-answer"
+  | "no-tool-result"
 
 /**
  * Why a loop paused. Serializable, so it can be stored next to the chain.
+ *
+ * - `StopRequested`: the caller raised the run's `StopSignal` (or a
+ *   `checkPause` predicate said so).
+ * - `ApprovalPending`: calls whose tool needs approval wait for decisions
+ *   (`Approval.decide`); `calls` lists them (id, tool, arguments).
+ * - `ExternalPending`: calls to external tools wait for their results
+ *   (`ExternalTool.supply`).
+ * - `UserInputWanted`: the model answered without a tool and the no-tool
+ *   policy is `"user"`; add a user message (`Chain.addUser`) and run again.
+ * - `Requested`: a custom step paused with its own message.
  *
  * @example
  * ```ts
@@ -51,8 +82,11 @@ export type OkReason = "done" | "return-behavior" | "tool-used" | "step" | "tool
  */
 export const PauseReason = Schema.Union([
   Schema.TaggedStruct("StopRequested", {}),
+  Schema.TaggedStruct("ApprovalPending", { calls: Schema.Array(ToolCall) }),
+  Schema.TaggedStruct("ExternalPending", { calls: Schema.Array(ToolCall) }),
+  Schema.TaggedStruct("UserInputWanted", {}),
   Schema.TaggedStruct("Requested", { message: Schema.String })
-])
+]).annotate({ identifier: "PauseReason" })
 
 /**
  * @since 0.1.0

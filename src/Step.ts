@@ -20,17 +20,23 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { Prompt } from "effect/ai"
-import type { Response } from "effect/ai"
+import type { Response, Tool } from "effect/ai"
 import type { Chain, ModelResponse } from "./Chain.ts"
-import { ChatModel, type ToolChoice } from "./ChatModel.ts"
+import { ChatModel, type ChatModelError, type ToolChoice } from "./ChatModel.ts"
+import * as DirectReturn from "./DirectReturn.ts"
 import { defaults } from "./internal/options.ts"
-import { compile, runCalls } from "./internal/toolExecutor.ts"
-import { MaxFailuresExceeded, MaxRunsExceeded } from "./LoopError.ts"
+import { inCallOrder, rewriteParams } from "./internal/round.ts"
+import { compile, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
+import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
+import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
+import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as ReturnBehavior from "./ReturnBehavior.ts"
-import type { ToolCall, ToolResult } from "./ToolCall.ts"
+import type { StopSignal } from "./StopSignal.ts"
+import type { CallState, ToolCall, ToolResult } from "./ToolCall.ts"
+import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
 
 /**
  * A step: `Effect<Outcome>` in, `Effect<Outcome>` out; `R` is what it needs
@@ -96,12 +102,20 @@ const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succe
  * import { Step } from "loopwork"
  *
  * const options: Step.CallOptions = { toolChoice: "required" }
+ * // or, retrying a failed call twice, 1 second apart:
+ * // { retry: Schedule.both(Schedule.recurs(2), Schedule.spaced("1 second")) }
  * ```
  *
  * @since 0.1.0
  */
 export interface CallOptions {
   readonly toolChoice?: ToolChoice | undefined
+  /**
+   * Retries a failed model call by this schedule (its input is the error);
+   * when retries run out, the loop ends with the last error and the chain as
+   * it was before the call.
+   */
+  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
 }
 
 const toAssistant = (
@@ -166,32 +180,38 @@ const toAssistant = (
   })
 }
 
+const noTools: ReadonlyArray<Tool.Any> = []
+
+/** One model turn on `chain`: the new chain, or the error with `chain` as it was. */
+const generate = (
+  chain: Chain,
+  tools: ReadonlyArray<Tool.Any>,
+  toolChoice: ToolChoice,
+  retry: Schedule.Schedule<unknown, ChatModelError> | undefined
+): Effect.Effect<Outcome.Continue | Outcome.Error, never, ChatModel> =>
+  Effect.flatMap(
+    Effect.service(ChatModel),
+    (model) => {
+      const call = model.generate({ prompt: Prompt.fromMessages(chain.messages), tools, toolChoice })
+      return Effect.match(retry === undefined ? call : Effect.retry(call, retry), {
+        onFailure: (error) => new Outcome.Error(chain, error),
+        onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, parts))
+      })
+    }
+  )
+
 const callLlmStep = (options: CallOptions): Step<ChatModel> => {
   const toolChoice = options.toolChoice ?? "auto"
-  return make((chain) =>
-    Effect.flatMap(
-      Effect.service(ChatModel),
-      (model) =>
-        Effect.match(
-          model.generate({
-            prompt: Prompt.fromMessages(chain.messages),
-            tools: compile(chain.toolkit).tools,
-            toolChoice
-          }),
-          {
-            onFailure: (error): Outcome.Outcome => new Outcome.Error(chain, error),
-            onSuccess: (parts): Outcome.Outcome => new Outcome.Continue(toAssistant(chain, parts))
-          }
-        )
-    )
-  )
+  const retry = options.retry
+  return make((chain) => generate(chain, compile(chain.toolkit).tools, toolChoice, retry))
 }
 
 /**
  * One model turn. The response is appended as an assistant message, its tool
  * calls become the chain's pending calls, and `runCount` goes up by one. A
  * model failure becomes an `Error` outcome carrying the chain as it was
- * before the call. Use {@link callLlmWith} to set a tool choice.
+ * before the call. Use {@link callLlmWith} to set a tool choice or a retry
+ * schedule.
  *
  * @example
  * ```ts
@@ -228,6 +248,8 @@ export const callLlmWith: (options: CallOptions) => Step<ChatModel> = callLlmSte
  * - `concurrency`: how many calls of a round run at once (default
  *   `"unbounded"`); results are appended in call order either way.
  * - `maxFailures`: consecutive failed rounds that end the loop (default 3).
+ * - `toolTimeout`: timeout of each call of a tool that declares none.
+ * - `onToolFailure`: policies per kind of failure (see `ToolFailurePolicy`).
  *
  * @example
  * ```ts
@@ -241,6 +263,10 @@ export const callLlmWith: (options: CallOptions) => Step<ChatModel> = callLlmSte
 export interface ToolOptions {
   readonly concurrency?: number | "unbounded" | undefined
   readonly maxFailures?: number | undefined
+  /** Timeout of each call of a tool that declares none (`ToolTimeout`). */
+  readonly toolTimeout?: Duration.Input | undefined
+  /** What to do with each kind of failed call (default: feed back to the model). */
+  readonly onToolFailure?: ToolFailurePolicy.Options | undefined
 }
 
 const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => {
@@ -258,37 +284,116 @@ const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => 
   return Prompt.toolMessage({ content })
 }
 
+const noStates: Readonly<Record<string, CallState>> = Object.freeze({})
+const noResults: ReadonlyArray<ToolResult> = Object.freeze([]) as ReadonlyArray<ToolResult>
+
+/** The first failure (in call order) whose policy is "fail", as an error. */
+const policyFailure = (log: RoundLog, results: ReadonlyArray<ToolResult>): ToolCallFailed | undefined => {
+  if (log.fails.length === 0) return undefined
+  const rank = new Map(results.map((result, index) => [result.id, index]))
+  let first = log.fails[0]
+  for (const failure of log.fails) {
+    if ((rank.get(failure.call.id) ?? Infinity) < (rank.get(first.call.id) ?? Infinity)) first = failure
+  }
+  return new ToolCallFailed({ kind: first.kind, callId: first.call.id, tool: first.call.name, detail: first.message })
+}
+
+/** Writes a complete round: one tool message with every result in call order. */
+const completeRound = (
+  chain: Chain,
+  messages: ReadonlyArray<Prompt.Message>,
+  results: ReadonlyArray<ToolResult>,
+  log: RoundLog | undefined,
+  maxFailures: number
+): Outcome.Outcome => {
+  let anyFailed = false
+  for (const result of results) if (result.isFailure) anyFailed = true
+  const failureCount = anyFailed ? chain.failureCount + 1 : 0
+  const next = chain.copy({
+    messages: [...messages, toolMessage(results)],
+    pendingToolCalls: [],
+    lastToolResults: results,
+    roundResults: noResults,
+    callStates: noStates,
+    failureCount
+  })
+  const failed = log === undefined ? undefined : policyFailure(log, results)
+  if (failed !== undefined) return new Outcome.Error(next, failed)
+  return failureCount >= maxFailures
+    ? new Outcome.Error(next, new MaxFailuresExceeded({ failures: failureCount, maxFailures }))
+    : new Outcome.Continue(next)
+}
+
 const executeToolsStep = (options: ToolOptions): Step => {
-  const concurrency = options.concurrency ?? defaults.concurrency
   const maxFailures = options.maxFailures ?? defaults.maxFailures
+  const policy = {
+    concurrency: options.concurrency ?? defaults.concurrency,
+    timeout: options.toolTimeout === undefined ? undefined : Duration.fromInputUnsafe(options.toolTimeout),
+    onFailure: options.onToolFailure
+  }
   return make((chain) => {
-    if (chain.pendingToolCalls.length === 0) return continued(chain)
-    return Effect.map(runCalls(compile(chain.toolkit), chain.pendingToolCalls, concurrency), (results) => {
-      let anyFailed = false
-      for (const result of results) if (result.isFailure) anyFailed = true
-      const failureCount = anyFailed ? chain.failureCount + 1 : 0
-      const next = chain.copy({
-        messages: [...chain.messages, toolMessage(results)],
-        pendingToolCalls: [],
-        lastToolResults: results,
-        failureCount
-      })
-      return failureCount >= maxFailures
-        ? new Outcome.Error(next, new MaxFailuresExceeded({ failures: failureCount, maxFailures }))
-        : new Outcome.Continue(next)
-    })
+    const pending = chain.pendingToolCalls
+    if (pending.length === 0) {
+      // A round completed outside the loop (external results, rejections): write it.
+      return chain.roundResults.length === 0
+        ? continued(chain)
+        : Effect.succeed(
+          completeRound(chain, chain.messages, inCallOrder(chain.messages, chain.roundResults), undefined, maxFailures)
+        )
+    }
+    return Effect.map(
+      runRound(compile(chain.toolkit), pending, chain.callStates, chain.messages, policy),
+      ({ log, settled }) => {
+        const earlier = chain.roundResults
+        const results: Array<ToolResult> = earlier.length === 0 ? [] : earlier.slice()
+        let held: Array<Held> | undefined
+        for (const one of settled) {
+          if (one instanceof Held) (held ??= []).push(one)
+          else results.push(one)
+        }
+        const messages = rewriteParams(chain.messages, log.edits)
+        if (held === undefined) {
+          return completeRound(
+            chain,
+            messages,
+            earlier.length === 0 ? results : inCallOrder(messages, results),
+            log,
+            maxFailures
+          )
+        }
+        // Some calls wait for a decision or an external result: keep the round open.
+        const callStates: Record<string, CallState> = {}
+        const waiting: Array<ToolCall> = []
+        for (const { call, state } of held) {
+          callStates[call.id] = state
+          waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
+        }
+        const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: results, callStates })
+        const failed = policyFailure(log, inCallOrder(messages, results))
+        return failed === undefined ? new Outcome.Continue(next) : new Outcome.Error(next, failed)
+      }
+    )
   })
 }
 
 /**
  * Runs the pending tool calls (a no-op when there are none) and appends one
  * tool message with their results in call order. Calls of a round run
- * concurrently. An unknown tool, arguments that fail the tool's schema, or a
- * failing handler each become a failed result the model sees (the message
- * names the tool, and for bad arguments what was wrong). `failureCount` goes
- * up by one for a round with any failure and back to 0 after a clean round;
- * reaching `maxFailures` (default 3) ends the loop with `MaxFailuresExceeded`.
- * Use {@link executeToolsWith} to set `concurrency` or `maxFailures`.
+ * concurrently. An unknown tool, arguments that fail the tool's schema, a
+ * failing handler or a timeout each become a failed result the model sees
+ * (the message names the tool, and for bad arguments what was wrong), unless
+ * the `onToolFailure` policy says otherwise. `failureCount` goes up by one
+ * for a round with any failure and back to 0 after a clean round; reaching
+ * `maxFailures` (default 3) ends the loop with `MaxFailuresExceeded`.
+ *
+ * Calls whose tool needs approval (and that nobody approved), and calls to
+ * external tools, are not run: they stay pending with their state, the
+ * round's other results are kept, and the tool message is written once every
+ * call of the round has its result. Follow this step with
+ * {@link checkAwaiting} to pause for them.
+ *
+ * Use {@link executeToolsWith} to set `concurrency`, `maxFailures`,
+ * `toolTimeout` or `onToolFailure`.
  *
  * @example
  * ```ts
@@ -328,12 +433,15 @@ export const executeToolsWith: (options: ToolOptions) => Step = executeToolsStep
  *   modes pass the `runCount` at the start of each run, so `maxRuns` is a
  *   budget per run (a follow-up question gets a fresh one). The default 0
  *   counts the chain's whole life.
+ * - `onMaxRuns`: what to do at the limit (see `MaxRunsPolicy`; default
+ *   `"fail"`).
+ * - `retry`: retry schedule of the final-answer call.
  *
  * @example
  * ```ts
  * import { Step } from "loopwork"
  *
- * const options: Step.MaxRunsOptions = { maxRuns: 10, since: 4 }
+ * const options: Step.MaxRunsOptions = { maxRuns: 10, since: 4, onMaxRuns: "final-answer" }
  * ```
  *
  * @since 0.1.0
@@ -341,33 +449,65 @@ export const executeToolsWith: (options: ToolOptions) => Step = executeToolsStep
 export interface MaxRunsOptions {
   readonly maxRuns?: number | undefined
   readonly since?: number | undefined
+  readonly onMaxRuns?: MaxRunsPolicy.Policy | undefined
+  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
 }
 
+const finalAnswer = (
+  chain: Chain,
+  text: string,
+  retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
+  info: MaxRunsPolicy.Info
+): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
+  Effect.map(generate(addUserMessage(chain, text), noTools, "none", retry), (outcome) => {
+    if (outcome._tag === "Error") return new Outcome.Error(chain, outcome.error)
+    const answered = outcome.chain
+    if (answered.pendingToolCalls.length > 0) {
+      return new Outcome.Error(chain, new MaxRunsExceeded({ runs: info.runs, maxRuns: info.maxRuns }))
+    }
+    return new Outcome.Ok(answered, "final-answer", answered.lastResponse?.text ?? "")
+  })
+
+type MaxRunsHandler = (chain: Chain, info: MaxRunsPolicy.Info) => Effect.Effect<Outcome.Terminal>
+
 /**
- * Ends the loop with `MaxRunsExceeded` ("Exceeded maximum number of runs
- * (25/25)") when `maxRuns` model calls have been made and the next thing the
- * loop would do is another model call (the chain needs a response and no tool
- * calls are pending). A final answer on the last allowed run is not an error,
- * and pending tool calls still run first, so a chain that fails here has a
- * result for every tool call.
+ * Acts when `maxRuns` model calls have been made and the next thing the loop
+ * would do is another model call (the chain needs a response and no tool
+ * calls are pending). By default it ends the loop with `MaxRunsExceeded`
+ * ("Exceeded maximum number of runs (25/25)"); `onMaxRuns` can stop quietly,
+ * ask for a final answer, or hand over to your function (see
+ * `MaxRunsPolicy`). A final answer on the last allowed run is not an error,
+ * and pending tool calls still run first, so a chain stopped here has a
+ * result for every tool call. The step needs a `ChatModel` only for the
+ * final-answer policy.
  *
  * @example
  * ```ts
  * import { Step } from "loopwork"
  *
  * const atMostFive = Step.checkMaxRuns({ maxRuns: 5 })
+ * const answerAtTen = Step.checkMaxRuns({ maxRuns: 10, onMaxRuns: "final-answer" })
  * ```
  *
  * @since 0.1.0
  */
-export const checkMaxRuns = (options?: MaxRunsOptions): Step => {
+export function checkMaxRuns(
+  options?: MaxRunsOptions & { readonly onMaxRuns?: "fail" | "stop" | MaxRunsHandler | undefined }
+): Step
+export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel>
+export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel> {
   const maxRuns = options?.maxRuns ?? defaults.maxRuns
   const since = options?.since ?? 0
+  const policy = options?.onMaxRuns ?? "fail"
+  const retry = options?.retry
   return make((chain) => {
     const runs = chain.runCount - since
-    return runs >= maxRuns && chain.pendingToolCalls.length === 0 && chain.needsResponse
-      ? Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs, maxRuns })))
-      : continued(chain)
+    if (!(runs >= maxRuns && chain.pendingToolCalls.length === 0 && chain.needsResponse)) return continued(chain)
+    if (policy === "fail") return Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs, maxRuns })))
+    if (policy === "stop") return Effect.succeed(new Outcome.Ok(chain, "max-runs"))
+    if (policy === "final-answer") return finalAnswer(chain, MaxRunsPolicy.instruction, retry, { runs, maxRuns })
+    if (typeof policy === "function") return policy(chain, { runs, maxRuns })
+    return finalAnswer(chain, policy.instruction, retry, { runs, maxRuns })
   })
 }
 
@@ -375,12 +515,89 @@ export const checkMaxRuns = (options?: MaxRunsOptions): Step => {
 const justRanTools = (chain: Chain): boolean =>
   chain.lastToolResults.length > 0 && chain.messages[chain.messages.length - 1]?.role === "tool"
 
+/** A result that stops an early return: a failure, or a call a human rejected. */
+const blocksReturn = (result: ToolResult): boolean => result.isFailure || result.rejected === true
+
+const show = (encoded: unknown): string => {
+  if (typeof encoded === "string") return encoded
+  try {
+    return JSON.stringify(encoded) ?? String(encoded)
+  } catch {
+    return String(encoded)
+  }
+}
+
+/** Applies the `returnMemory` policy to a chain ending with a returned round. */
+const remember = (chain: Chain, results: ReadonlyArray<ToolResult>, memory: DirectReturn.Memory): Chain => {
+  if (memory === "results") return chain
+  const answer = Prompt.assistantMessage({
+    content: [Prompt.textPart({ text: results.map((result) => show(result.encoded)).join("\n\n") })]
+  })
+  let messages = chain.messages
+  if (memory === "placeholder") {
+    const last = messages[messages.length - 1]
+    if (last?.role === "tool") {
+      const content = last.content.map((part) =>
+        part.type === "tool-result"
+          ? Prompt.makePart("tool-result", {
+            id: part.id,
+            name: part.name,
+            isFailure: false,
+            result: DirectReturn.placeholderNote,
+            providerExecuted: part.providerExecuted
+          })
+          : part
+      )
+      messages = [...messages.slice(0, -1), Prompt.toolMessage({ content, options: last.options })]
+    }
+  }
+  return chain.copy({ messages: [...messages, answer] })
+}
+
+/**
+ * Options of {@link checkReturnBehaviorWith} and {@link checkDirectReturn}.
+ *
+ * - `memory`: what the chain keeps when the round ends the loop (see
+ *   `DirectReturn.Memory`; default `"results"`).
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const options: Step.ReturnOptions = { memory: "answer" }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface ReturnOptions {
+  readonly memory?: DirectReturn.Memory | undefined
+}
+
+const checkReturnBehaviorStep = (options: ReturnOptions): Step => {
+  const memory = options.memory ?? "results"
+  return make((chain) => {
+    if (!justRanTools(chain)) return continued(chain)
+    const results = chain.lastToolResults
+    const compiled = compile(chain.toolkit)
+    const behaviors: Array<ReturnBehavior.Kind> = new Array(results.length)
+    let anyFailed = false
+    for (let i = 0; i < results.length; i++) {
+      anyFailed = anyFailed || blocksReturn(results[i])
+      behaviors[i] = compiled.byName.get(results[i].name)?.behavior ?? "TO_LLM"
+    }
+    return ReturnBehavior.returnsImmediately(behaviors, anyFailed)
+      ? Effect.succeed(new Outcome.Ok(remember(chain, results, memory), "return-behavior", results))
+      : continued(chain)
+  })
+}
+
 /**
  * Applies the ReturnBehavior rule to the tool round that just ran: `Ok` with
  * reason `"return-behavior"` and the round's results (call order) as `extra`
- * when no call failed and (the last call's tool is `IMMEDIATE_IF_LAST` or
- * every call's tool is `IMMEDIATE`/`IMMEDIATE_IF_LAST`). Place it right after
- * `executeTools`.
+ * when no call failed or was rejected and (the last call's tool is
+ * `IMMEDIATE_IF_LAST` or every call's tool is `IMMEDIATE`/`IMMEDIATE_IF_LAST`).
+ * Place it right after `executeTools`. {@link checkReturnBehaviorWith} sets
+ * what the chain keeps.
  *
  * @example
  * ```ts
@@ -392,20 +609,162 @@ const justRanTools = (chain: Chain): boolean =>
  *
  * @since 0.1.0
  */
-export const checkReturnBehavior: Step = make((chain) => {
-  if (!justRanTools(chain)) return continued(chain)
-  const results = chain.lastToolResults
-  const compiled = compile(chain.toolkit)
-  const behaviors: Array<ReturnBehavior.Kind> = new Array(results.length)
-  let anyFailed = false
-  for (let i = 0; i < results.length; i++) {
-    anyFailed = anyFailed || results[i].isFailure
-    behaviors[i] = compiled.byName.get(results[i].name)?.behavior ?? "TO_LLM"
+export const checkReturnBehavior: Step = checkReturnBehaviorStep({})
+
+/**
+ * {@link checkReturnBehavior} with options.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const withAnswer = Step.checkReturnBehaviorWith({ memory: "answer" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const checkReturnBehaviorWith: (options: ReturnOptions) => Step = checkReturnBehaviorStep
+
+/**
+ * Ends the loop with `Ok` (reason `"direct-return"`, `extra` = the round's
+ * results in call order) when a handler of the tool round that just ran
+ * marked its result as the final answer (`DirectReturn.final`) and no call of
+ * the round failed or was rejected. See `DirectReturn` for the rules.
+ *
+ * @example
+ * ```ts
+ * import { Chain, Step } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const checked = Step.start(chain).pipe(Step.executeTools, Step.checkDirectReturn())
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const checkDirectReturn = (options?: ReturnOptions): Step => {
+  const memory = options?.memory ?? "results"
+  return make((chain) => {
+    if (!justRanTools(chain)) return continued(chain)
+    const results = chain.lastToolResults
+    let marked = false
+    for (const result of results) {
+      if (blocksReturn(result)) return continued(chain)
+      if (result.directReturn === true) marked = true
+    }
+    return marked ? Effect.succeed(new Outcome.Ok(remember(chain, results, memory), "direct-return", results)) : continued(chain)
+  })
+}
+
+/**
+ * Pauses with reason `StopRequested` when `signal` has been raised. Place it
+ * after `executeTools`: the loop then stops between rounds, never between a
+ * tool call and its result, and a stop raised during a model call takes
+ * effect once that call's tools have run.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain, Step, StopSignal } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const program = Effect.gen(function*() {
+ *   const stop = yield* StopSignal.make
+ *   return yield* Step.start(chain).pipe(Step.executeTools, Step.checkStop(stop))
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const checkStop = (signal: StopSignal): Step =>
+  make((chain) =>
+    signal.requested ? Effect.succeed(new Outcome.Pause(chain, { _tag: "StopRequested" })) : continued(chain)
+  )
+
+/**
+ * Pauses when calls of the current round wait: `ApprovalPending` (listing the
+ * calls) when any waits for approval, otherwise `ExternalPending` when any
+ * waits for an external result. Place it after `executeTools`.
+ *
+ * @example
+ * ```ts
+ * import { Chain, Step } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const checked = Step.start(chain).pipe(Step.executeTools, Step.checkAwaiting)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const checkAwaiting: Step = make((chain) => {
+  const pending = chain.pendingToolCalls
+  if (pending.length === 0) return continued(chain)
+  const approvals: Array<ToolCall> = []
+  const external: Array<ToolCall> = []
+  for (const call of pending) {
+    const state = chain.callStates[call.id]?._tag
+    if (state === "AwaitingApproval") approvals.push(call)
+    else if (state === "AwaitingResult") external.push(call)
   }
-  return ReturnBehavior.returnsImmediately(behaviors, anyFailed)
-    ? Effect.succeed(new Outcome.Ok(chain, "return-behavior", results))
-    : continued(chain)
+  if (approvals.length > 0) return Effect.succeed(new Outcome.Pause(chain, { _tag: "ApprovalPending", calls: approvals }))
+  if (external.length > 0) return Effect.succeed(new Outcome.Pause(chain, { _tag: "ExternalPending", calls: external }))
+  return continued(chain)
 })
+
+const addUserMessage = (chain: Chain, text: string): Chain =>
+  chain.copy({ messages: [...chain.messages, Prompt.userMessage({ content: [Prompt.textPart({ text })] })] })
+
+const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoToolPolicy.Decision): Outcome.Outcome => {
+  if (typeof decision === "string") {
+    if (decision === "done") return new Outcome.Ok(chain, "done", response.text)
+    if (decision === "user") return new Outcome.Pause(chain, { _tag: "UserInputWanted" })
+    return new Outcome.Continue(addUserMessage(chain, decision))
+  }
+  if (NoToolPolicy.isDecision(decision)) {
+    return decision._tag === "Remind"
+      ? new Outcome.Continue(addUserMessage(chain, decision.text))
+      : new Outcome.Ok(chain, "no-tool-result", decision.result)
+  }
+  return new Outcome.Error(
+    chain,
+    new InvalidInput({
+      field: "noTool",
+      rule:
+        "the policy function must return \"done\", \"user\", a reminder string, NoToolPolicy.remind(text) or NoToolPolicy.result(value)",
+      value: decision
+    })
+  )
+}
+
+/**
+ * The no-tool fallback: when the model has just answered without any tool
+ * call, `policy` decides what happens (see `NoToolPolicy`): `"done"` ends with
+ * the answer's text as `extra`, `"user"` pauses for user input, a reminder
+ * string is appended as a user message so the loop calls the model again,
+ * `NoToolPolicy.result(value)` ends with `value`, and a function decides per
+ * answer. Place it right after `callLlm`.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const nudge = Step.checkNoTool("Please answer by calling the submit tool.")
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const checkNoTool = (policy: NoToolPolicy.Policy): Step =>
+  make((chain) => {
+    const response = chain.lastResponse
+    if (
+      response === undefined || response.toolCalls.length > 0 || chain.pendingToolCalls.length > 0 ||
+      chain.messages[chain.messages.length - 1]?.role !== "assistant"
+    ) return continued(chain)
+    if (typeof policy !== "function") return Effect.succeed(applyNoTool(chain, response, policy))
+    const decided = policy(response, chain)
+    return Effect.isEffect(decided)
+      ? Effect.map(decided, (decision) => applyNoTool(chain, response, decision))
+      : Effect.succeed(applyNoTool(chain, response, decided))
+  })
 
 /**
  * Pauses (a clean, resumable checkpoint) when `predicate` says so. The
@@ -436,8 +795,9 @@ export const checkPause = <R = never>(
 /**
  * Ends the loop with `Ok` (reason `"tool-used"`, `extra` = the result) when
  * the tool round that just ran has a successful call to one of `names`
- * (the first such call in call order). A failed call to a watched tool does
- * not end the loop: the model sees the failure and may try again.
+ * (the first such call in call order). A failed (or rejected) call to a
+ * watched tool does not end the loop: the model sees the failure and may try
+ * again.
  *
  * @example
  * ```ts
@@ -453,7 +813,7 @@ export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
   return make((chain) => {
     if (!justRanTools(chain)) return continued(chain)
     for (const result of chain.lastToolResults) {
-      if (!result.isFailure && watched.has(result.name)) {
+      if (!blocksReturn(result) && watched.has(result.name)) {
         return Effect.succeed(new Outcome.Ok(chain, "tool-used", result))
       }
     }
@@ -463,8 +823,8 @@ export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
 
 /**
  * Ends the loop with `Ok` (reason `"tools-succeeded"`) when the tool round
- * that just ran had no failure, and with `Ok` (reason `"done"`) when the
- * chain needs no response. Used by `untilSuccess`.
+ * that just ran had no failure (and no rejected call), and with `Ok` (reason
+ * `"done"`) when the chain needs no response. Used by `untilSuccess`.
  *
  * @example
  * ```ts
@@ -478,7 +838,7 @@ export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
  */
 export const checkToolSuccess: Step = make((chain) => {
   if (justRanTools(chain)) {
-    for (const result of chain.lastToolResults) if (result.isFailure) return continued(chain)
+    for (const result of chain.lastToolResults) if (blocksReturn(result)) return continued(chain)
     return Effect.succeed(new Outcome.Ok(chain, "tools-succeeded"))
   }
   return chain.needsResponse ? continued(chain) : Effect.succeed(new Outcome.Ok(chain, "done"))

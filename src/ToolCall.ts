@@ -36,7 +36,8 @@ export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
 /**
  * Where a failed tool result came from: the model named a tool the toolkit
  * does not have, its arguments failed the tool's schema, the handler failed,
- * or the handler's result could not be encoded.
+ * the handler's result could not be encoded, or the handler ran past its
+ * timeout.
  *
  * @example
  * ```ts
@@ -47,7 +48,7 @@ export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
  *
  * @since 0.1.0
  */
-export const FailureOrigin = Schema.Literals(["unknown-tool", "parameters", "handler", "result"])
+export const FailureOrigin = Schema.Literals(["unknown-tool", "parameters", "handler", "result", "timeout"])
 
 /**
  * @since 0.1.0
@@ -61,6 +62,8 @@ export type FailureOrigin = typeof FailureOrigin.Type
  *   message for unknown tools and bad arguments).
  * - `encoded`: what the model is shown (the result encoded through the tool's
  *   schema; a readable message for loop-level failures).
+ * - `rejected`: a human rejected the call (`Approval.reject`); not a failure.
+ * - `directReturn`: the handler marked the result as the final answer.
  *
  * @example
  * ```ts
@@ -80,6 +83,10 @@ export interface ToolResult {
   readonly result: unknown
   readonly encoded: unknown
   readonly failureOrigin?: FailureOrigin | undefined
+  /** A human rejected the call; the model sees the rejection as a non-error result. */
+  readonly rejected?: boolean | undefined
+  /** The handler marked this result as the final answer (`DirectReturn.final`). */
+  readonly directReturn?: boolean | undefined
 }
 
 /**
@@ -101,5 +108,37 @@ export const ToolResultEncoded = Schema.Struct({
   name: Schema.String,
   isFailure: Schema.Boolean,
   encoded: Schema.Unknown,
-  failureOrigin: Schema.optionalKey(FailureOrigin)
+  failureOrigin: Schema.optionalKey(FailureOrigin),
+  rejected: Schema.optionalKey(Schema.Boolean),
+  directReturn: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "ToolResult" })
+
+/**
+ * Where a pending call of the current round stands:
+ * - `AwaitingApproval`: its tool needs approval and no one has decided yet.
+ * - `Approved`: approved (possibly with edited arguments); runs on resume.
+ * - `Rejected`: rejected; on resume the model is told, with `message` if given.
+ * - `AwaitingResult`: an external tool; the caller supplies the result.
+ *
+ * A pending call without a state has not been looked at yet.
+ *
+ * @example
+ * ```ts
+ * import { ToolCall } from "loopwork"
+ *
+ * const state: ToolCall.CallState = { _tag: "Rejected", message: "Not on a Friday." }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const CallState = Schema.Union([
+  Schema.TaggedStruct("AwaitingApproval", {}),
+  Schema.TaggedStruct("Approved", {}),
+  Schema.TaggedStruct("Rejected", { message: Schema.optionalKey(Schema.String) }),
+  Schema.TaggedStruct("AwaitingResult", {})
+]).annotate({ identifier: "CallState" })
+
+/**
+ * @since 0.1.0
+ */
+export type CallState = typeof CallState.Type

@@ -603,17 +603,51 @@ describe("Mode.untilToolUsed", () => {
       expect(outcome.chain.failureCount).toBe(0)
     }))
 
-  it.effect("a text-only answer ends with Ok done and no extra", () =>
+  it.effect("a text-only answer gets a reminder naming the target tool, then the loop goes on", () =>
     Effect.gen(function*() {
-      const model = ChatModel.scripted([{ text: "I will not use tools." }, { text: "never reached" }])
+      const model = ChatModel.scripted([
+        { text: "I will not use tools." },
+        { toolCalls: [{ name: "do_thing", params: { value: 1 } }] }
+      ])
       const handlers = makeHandlers()
       const outcome = asOk(
         yield* Chain.run(userChain(), { mode: Mode.untilToolUsed("do_thing") }).pipe(
           Effect.provide([model.layer, handlers.layer])
         )
       )
+      expect(outcome.reason).toBe("tool-used")
+      expect(model.calls).toBe(2)
+      const reminder = model.requests[1].prompt.content.at(-1)!
+      expect(reminder.role).toBe("user")
+      expect(JSON.stringify(reminder.content)).toContain(
+        "You answered without calling a tool. To finish, call do_thing."
+      )
+    }))
+
+  it.effect("text-only answers are reminded until maxRuns, then MaxRunsExceeded", () =>
+    Effect.gen(function*() {
+      const model = ChatModel.scripted([{ text: "no" }], { repeat: true })
+      const handlers = makeHandlers()
+      const error = yield* Effect.flip(
+        Chain.run(userChain(), { mode: Mode.untilToolUsed("do_thing"), maxRuns: 3 }).pipe(
+          Effect.provide([model.layer, handlers.layer])
+        )
+      )
+      expect(error.reason._tag).toBe("MaxRunsExceeded")
+      expect(model.calls).toBe(3)
+    }))
+
+  it.effect("noTool: \"done\" ends on a text-only answer with its text as extra (Elixir's behaviour)", () =>
+    Effect.gen(function*() {
+      const model = ChatModel.scripted([{ text: "I will not use tools." }, { text: "never reached" }])
+      const handlers = makeHandlers()
+      const outcome = asOk(
+        yield* Chain.run(userChain(), { mode: Mode.untilToolUsed("do_thing"), noTool: "done" }).pipe(
+          Effect.provide([model.layer, handlers.layer])
+        )
+      )
       expect(outcome.reason).toBe("done")
-      expect(outcome.extra).toBeUndefined()
+      expect(outcome.extra).toBe("I will not use tools.")
       expect(model.calls).toBe(1)
     }))
 })

@@ -1,5 +1,9 @@
+import { Duration, Schedule } from "effect"
 import { InvalidInput } from "../LoopError.ts"
 import type { Options } from "../Mode.ts"
+import * as NoToolPolicy from "../NoToolPolicy.ts"
+import { isStopSignal } from "../StopSignal.ts"
+import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 
 /** @internal */
 export const defaults = {
@@ -9,6 +13,52 @@ export const defaults = {
 }
 
 const isPositiveInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u > 0
+
+const isPositiveDuration = (u: unknown): boolean => {
+  try {
+    const duration = Duration.fromInputUnsafe(u as Duration.Input)
+    return Duration.isGreaterThan(duration, Duration.zero)
+  } catch {
+    return false
+  }
+}
+
+const isMaxRunsPolicy = (u: unknown): boolean =>
+  u === "fail" || u === "stop" || u === "final-answer" || typeof u === "function" ||
+  (typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "FinalAnswer" &&
+    typeof (u as { instruction?: unknown }).instruction === "string")
+
+const isFailurePolicy = (u: unknown): boolean => u === "feed-back" || u === "fail" || typeof u === "function"
+
+const checkOnToolFailure = (value: unknown): InvalidInput | undefined => {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return new InvalidInput({ field: "onToolFailure", rule: "must be an object of policies by failure kind", value })
+  }
+  for (const [key, policy] of Object.entries(value)) {
+    if (policy === undefined) continue
+    if (key === "format") {
+      if (typeof policy !== "function") {
+        return new InvalidInput({ field: "onToolFailure.format", rule: "must be a function of the failure", value: policy })
+      }
+      continue
+    }
+    if (!(ToolFailurePolicy.kinds as ReadonlyArray<string>).includes(key)) {
+      return new InvalidInput({
+        field: `onToolFailure.${key}`,
+        rule: `is not a failure kind; use one of ${ToolFailurePolicy.kinds.join(", ")} (or format)`,
+        value: policy
+      })
+    }
+    if (!isFailurePolicy(policy)) {
+      return new InvalidInput({
+        field: `onToolFailure.${key}`,
+        rule: "must be \"feed-back\", \"fail\" or a repair function",
+        value: policy
+      })
+    }
+  }
+  return undefined
+}
 
 /**
  * Checks the options every built-in mode reads; returns the first problem.
@@ -31,6 +81,50 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
   }
   if (options.shouldContinue !== undefined && typeof options.shouldContinue !== "function") {
     return new InvalidInput({ field: "shouldContinue", rule: "must be a function of the chain", value: options.shouldContinue })
+  }
+  if (options.toolTimeout !== undefined && !isPositiveDuration(options.toolTimeout)) {
+    return new InvalidInput({
+      field: "toolTimeout",
+      rule: "must be a positive duration (e.g. \"5 seconds\" or 5000 for milliseconds)",
+      value: options.toolTimeout
+    })
+  }
+  if (options.retry !== undefined && !Schedule.isSchedule(options.retry)) {
+    return new InvalidInput({ field: "retry", rule: "must be a Schedule (e.g. Schedule.recurs(3))", value: options.retry })
+  }
+  if (options.stop !== undefined && !isStopSignal(options.stop)) {
+    return new InvalidInput({ field: "stop", rule: "must be a StopSignal (yield* StopSignal.make)", value: options.stop })
+  }
+  if (options.onMaxRuns !== undefined && !isMaxRunsPolicy(options.onMaxRuns)) {
+    return new InvalidInput({
+      field: "onMaxRuns",
+      rule: "must be \"fail\", \"stop\", \"final-answer\", MaxRunsPolicy.finalAnswer(text) or a handler function",
+      value: options.onMaxRuns
+    })
+  }
+  if (options.onToolFailure !== undefined) {
+    const invalid = checkOnToolFailure(options.onToolFailure)
+    if (invalid !== undefined) return invalid
+  }
+  if (options.noTool !== undefined && typeof options.noTool !== "function" && !NoToolPolicy.isDecision(options.noTool)) {
+    return new InvalidInput({
+      field: "noTool",
+      rule: "must be \"done\", \"user\", a reminder string, NoToolPolicy.remind(text), NoToolPolicy.result(value) or a function",
+      value: options.noTool
+    })
+  }
+  if (options.noTool === "") {
+    return new InvalidInput({ field: "noTool", rule: "a reminder must not be empty", value: options.noTool })
+  }
+  if (
+    options.returnMemory !== undefined && options.returnMemory !== "results" && options.returnMemory !== "answer" &&
+    options.returnMemory !== "placeholder"
+  ) {
+    return new InvalidInput({
+      field: "returnMemory",
+      rule: "must be \"results\", \"answer\" or \"placeholder\"",
+      value: options.returnMemory
+    })
   }
   return undefined
 }

@@ -3,15 +3,23 @@
  * stream: per toolkit, the parameter decoders and result encoders are compiled
  * once (weakly cached); handlers are read from the Effect context and called
  * directly. Semantics follow `Toolkit.handle` with `failureMode: "return"`:
- * every failure becomes a result the model can see.
+ * every failure becomes a result the model can see, unless the run's
+ * `onToolFailure` policy says otherwise.
+ *
+ * Before a handler runs, the call may be held: its tool needs approval and no
+ * one has approved it, or the tool is external. Held calls stay pending.
  *
  * @internal
  */
-import { Cause, Context, Effect, Schema } from "effect"
+import { Cause, Context, Duration, Effect, Schema } from "effect"
 import { AiError, Tool } from "effect/ai"
-import type { Toolkit } from "effect/ai"
+import type { Prompt, Toolkit } from "effect/ai"
+import { CurrentCall } from "../DirectReturn.ts"
+import * as ExternalTool from "../ExternalTool.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
-import type { ToolCall, ToolResult } from "../ToolCall.ts"
+import type { CallState, FailureOrigin, ToolCall, ToolResult } from "../ToolCall.ts"
+import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
+import * as ToolTimeout from "../ToolTimeout.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 
@@ -19,6 +27,8 @@ type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 export interface CompiledTool {
   readonly tool: Tool.Any
   readonly behavior: ReturnBehavior.Kind
+  readonly external: boolean
+  readonly timeout: Duration.Duration | undefined
   readonly decodeParameters: Codec
   readonly encodeSuccess: Codec
   readonly encodeFailure: Codec
@@ -35,15 +45,22 @@ const cache = new WeakMap<Toolkit.Any, CompiledToolkit>()
 
 const succeed: Codec = (u) => Effect.succeed(u)
 
-const compileTool = (tool: Tool.Any): CompiledTool => ({
-  tool,
-  behavior: ReturnBehavior.of(tool),
-  decodeParameters: Schema.isSchema(tool.parametersSchema)
-    ? Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)
-    : succeed,
-  encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>),
-  encodeFailure: Schema.encodeUnknownEffect(Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown>)
-})
+const compileTool = (tool: Tool.Any): CompiledTool => {
+  const timeout = ToolTimeout.of(tool)
+  return {
+    tool,
+    behavior: ReturnBehavior.of(tool),
+    external: ExternalTool.isExternal(tool),
+    timeout: timeout === undefined ? undefined : Duration.fromInputUnsafe(timeout),
+    decodeParameters: Schema.isSchema(tool.parametersSchema)
+      ? Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)
+      : succeed,
+    encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>),
+    encodeFailure: Schema.encodeUnknownEffect(
+      Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown>
+    )
+  }
+}
 
 /** @internal */
 export const compile = (toolkit: Toolkit.Any): CompiledToolkit => {
@@ -58,12 +75,58 @@ export const compile = (toolkit: Toolkit.Any): CompiledToolkit => {
   return compiled
 }
 
-const failed = (
-  call: ToolCall,
-  origin: NonNullable<ToolResult["failureOrigin"]>,
-  message: string,
-  result: unknown = message
-): ToolResult => ({ id: call.id, name: call.name, isFailure: true, result, encoded: message, failureOrigin: origin })
+// -----------------------------------------------------------------------------
+// Round context
+// -----------------------------------------------------------------------------
+
+/**
+ * A call that did not run: it waits for a decision or an external result.
+ *
+ * @internal
+ */
+export class Held {
+  readonly call: ToolCall
+  readonly state: CallState
+  constructor(call: ToolCall, state: CallState) {
+    this.call = call
+    this.state = state
+  }
+}
+
+/** @internal */
+export type Settled = ToolResult | Held
+
+/** @internal how a round's calls are run */
+export interface RoundPolicy {
+  readonly concurrency: number | "unbounded"
+  /** The default timeout of tools that declare none. */
+  readonly timeout: Duration.Duration | undefined
+  /** `undefined`: every failure is fed back with the default text. */
+  readonly onFailure: ToolFailurePolicy.Options | undefined
+}
+
+/** @internal what a round reports besides its results */
+export interface RoundLog {
+  /** Failures whose policy is "fail" (in completion order). */
+  readonly fails: Array<ToolFailurePolicy.ToolFailure>
+  /** Arguments a repair replaced, by call id. */
+  readonly edits: Map<string, unknown>
+}
+
+interface RoundContext {
+  readonly compiled: CompiledToolkit
+  readonly services: Context.Context<never>
+  readonly messages: ReadonlyArray<Prompt.Message>
+  readonly policy: RoundPolicy
+  readonly log: RoundLog
+}
+
+/** @internal */
+export const defaultPolicy: RoundPolicy = { concurrency: "unbounded", timeout: undefined, onFailure: undefined }
+
+// -----------------------------------------------------------------------------
+// Failures
+// -----------------------------------------------------------------------------
 
 const describe = (u: unknown): string =>
   u instanceof globalThis.Error ? u.message : typeof u === "string" ? u : (() => {
@@ -77,6 +140,102 @@ const describe = (u: unknown): string =>
 const normalizeFailure = (name: string, error: unknown): unknown =>
   AiError.isAiErrorReason(error) ? AiError.make({ module: "loopwork", method: `${name}.handle`, reason: error }) : error
 
+/** What the model sees for a failure when it is fed back unformatted. */
+interface Shown {
+  readonly result: unknown
+  readonly encoded: unknown
+}
+
+const feedBack = (
+  ctx: RoundContext,
+  failure: ToolFailurePolicy.ToolFailure,
+  shown: Shown
+): ToolResult => {
+  const format = ctx.policy.onFailure?.format
+  const encoded = format === undefined ? shown.encoded : format(failure)
+  return failure.kind === "rejected"
+    ? { id: failure.call.id, name: failure.call.name, isFailure: false, result: encoded, encoded, rejected: true }
+    : {
+      id: failure.call.id,
+      name: failure.call.name,
+      isFailure: true,
+      result: shown.result,
+      encoded,
+      failureOrigin: failure.kind as FailureOrigin
+    }
+}
+
+/**
+ * Applies the run's policy for `kind` to a failed call. `retry` reruns the
+ * call with repaired arguments (absent: the call cannot be retried).
+ */
+const onFailure = (
+  ctx: RoundContext,
+  call: ToolCall,
+  kind: ToolFailurePolicy.Kind,
+  message: string,
+  shown: Shown,
+  error: unknown,
+  entry: CompiledTool | undefined,
+  retry: ((params: unknown) => Effect.Effect<Settled>) | undefined
+): Effect.Effect<Settled> => {
+  const failure: ToolFailurePolicy.ToolFailure = error === undefined
+    ? { kind, call, message }
+    : { kind, call, message, error }
+  const policy = ctx.policy.onFailure?.[kind]
+  if (policy === undefined || policy === "feed-back") return Effect.succeed(feedBack(ctx, failure, shown))
+  if (policy === "fail") {
+    ctx.log.fails.push(failure)
+    return Effect.succeed(feedBack(ctx, failure, shown))
+  }
+  return Effect.flatMap(
+    Effect.catchCause(policy(failure), () => Effect.succeed(ToolFailurePolicy.feedBack)),
+    (repair): Effect.Effect<Settled> => {
+      switch (repair._tag) {
+        case "FeedBack":
+          return Effect.succeed(feedBack(ctx, failure, shown))
+        case "Fail":
+          ctx.log.fails.push(failure)
+          return Effect.succeed(feedBack(ctx, failure, shown))
+        case "RetryWith":
+          if (retry === undefined) return Effect.succeed(feedBack(ctx, failure, shown))
+          ctx.log.edits.set(call.id, repair.params)
+          return retry(repair.params)
+        case "SucceedWith":
+          if (entry === undefined) {
+            return Effect.succeed({ id: call.id, name: call.name, isFailure: false, result: repair.result, encoded: repair.result })
+          }
+          return Effect.match(entry.encodeSuccess(repair.result), {
+            onFailure: (issue): ToolResult => ({
+              id: call.id,
+              name: call.name,
+              isFailure: true,
+              result: repair.result,
+              encoded:
+                `Tool '${call.name}': the repaired result does not match the tool's success schema: ${issue.message}`,
+              failureOrigin: "result"
+            }),
+            onSuccess: (encoded): ToolResult => ({ id: call.id, name: call.name, isFailure: false, result: repair.result, encoded })
+          })
+      }
+    }
+  )
+}
+
+const failWith = (
+  ctx: RoundContext,
+  call: ToolCall,
+  kind: ToolFailurePolicy.Kind,
+  message: string,
+  entry: CompiledTool | undefined,
+  retry: ((params: unknown) => Effect.Effect<Settled>) | undefined,
+  error?: unknown
+): Effect.Effect<Settled> => onFailure(ctx, call, kind, message, { result: message, encoded: message }, error, entry, retry)
+
+// -----------------------------------------------------------------------------
+// One call
+// -----------------------------------------------------------------------------
+
 const noPreliminary = () => Effect.void
 
 interface Handler {
@@ -84,10 +243,199 @@ interface Handler {
   readonly context: Context.Context<never>
 }
 
+class TimedOut {
+  readonly after: Duration.Duration
+  constructor(after: Duration.Duration) {
+    this.after = after
+  }
+}
+
+const needsApproval = (
+  entry: CompiledTool,
+  call: ToolCall,
+  params: unknown,
+  ctx: RoundContext
+): boolean | Effect.Effect<boolean> => {
+  const needs = entry.tool.needsApproval
+  if (needs === undefined || typeof needs === "boolean") return needs === true
+  // A throwing or dying predicate fails closed: ask a human.
+  try {
+    const decided = needs(params, { toolCallId: call.id, messages: ctx.messages })
+    return typeof decided === "boolean" ? decided : Effect.catchCause(decided, () => Effect.succeed(true))
+  } catch {
+    return true
+  }
+}
+
+const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: unknown): Effect.Effect<Settled> => {
+  const handler = ctx.services.mapUnsafe.get(entry.tool.id) as Handler | undefined
+  if (handler === undefined) {
+    return failWith(
+      ctx,
+      call,
+      "handler",
+      `Tool '${call.name}' has no handler: provide its handlers with toolkit.toLayer({ ${call.name}: ... })`,
+      entry,
+      undefined
+    )
+  }
+  const cell = { directReturn: false }
+  let run: Effect.Effect<unknown, unknown> = handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
+    .pipe(
+      Effect.updateContext((input: Context.Context<never>) =>
+        Context.add(Context.merge(handler.context, input), CurrentCall, cell)
+      )
+    )
+  const timeout = entry.timeout ?? ctx.policy.timeout
+  if (timeout !== undefined) {
+    run = Effect.timeoutOrElse(run, { duration: timeout, orElse: () => Effect.fail(new TimedOut(timeout)) })
+  }
+  return Effect.matchCauseEffect(run, {
+    onFailure: (cause): Effect.Effect<Settled> => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const found = Cause.findError(cause)
+      if (found._tag === "Success") {
+        if (found.success instanceof TimedOut) {
+          return failWith(
+            ctx,
+            call,
+            "timeout",
+            `Tool '${call.name}' timed out after ${Duration.format(found.success.after)}`,
+            entry,
+            undefined
+          )
+        }
+        const error = normalizeFailure(call.name, found.success)
+        return Effect.flatMap(
+          Effect.result(entry.encodeFailure(error)),
+          (encoded) => {
+            const message = `Tool '${call.name}' failed: ${describe(error)}`
+            const shown = encoded._tag === "Success" ? { result: error, encoded: encoded.success } : { result: error, encoded: message }
+            return onFailure(ctx, call, "handler", message, shown, error, entry, undefined)
+          }
+        )
+      }
+      const defect = Cause.squash(cause)
+      return failWith(
+        ctx,
+        call,
+        "handler",
+        `Tool '${call.name}' failed unexpectedly: ${describe(defect)}`,
+        entry,
+        undefined,
+        defect
+      )
+    },
+    onSuccess: (result) =>
+      Effect.matchEffect(entry.encodeSuccess(result), {
+        onFailure: (error) =>
+          onFailure(
+            ctx,
+            call,
+            "result",
+            `Tool '${call.name}' returned a result that does not match its success schema: ${error.message}`,
+            {
+              result,
+              encoded: `Tool '${call.name}' returned a result that does not match its success schema: ${error.message}`
+            },
+            error,
+            entry,
+            undefined
+          ),
+        onSuccess: (encoded) =>
+          Effect.succeed<ToolResult>(
+            cell.directReturn
+              ? { id: call.id, name: call.name, isFailure: false, result, encoded, directReturn: true }
+              : { id: call.id, name: call.name, isFailure: false, result, encoded }
+          )
+      })
+  })
+}
+
+const awaitingApproval: CallState = { _tag: "AwaitingApproval" }
+const awaitingResult: CallState = { _tag: "AwaitingResult" }
+
+/** Decodes the arguments, then holds the call or invokes its handler. */
+const attempt = (
+  ctx: RoundContext,
+  entry: CompiledTool,
+  call: ToolCall,
+  approved: boolean,
+  repairable: boolean
+): Effect.Effect<Settled> =>
+  Effect.matchCauseEffect(entry.decodeParameters(call.params), {
+    onFailure: (cause) => {
+      const error = Cause.squash(cause)
+      return failWith(
+        ctx,
+        call,
+        "parameters",
+        `Invalid arguments for tool '${call.name}': ${describe(error)}`,
+        entry,
+        repairable ? (params) => attempt(ctx, entry, { id: call.id, name: call.name, params }, approved, false) : undefined,
+        error
+      )
+    },
+    onSuccess: (params) => {
+      const proceed = (): Effect.Effect<Settled> =>
+        entry.external ? Effect.succeed(new Held(call, awaitingResult)) : invoke(ctx, entry, call, params)
+      if (approved) return proceed()
+      const needs = needsApproval(entry, call, params, ctx)
+      if (typeof needs === "boolean") return needs ? Effect.succeed(new Held(call, awaitingApproval)) : proceed()
+      return Effect.flatMap(needs, (yes) => yes ? Effect.succeed(new Held(call, awaitingApproval)) : proceed())
+    }
+  })
+
 /**
  * Runs one call. Never fails: unknown tools, invalid arguments, handler
- * failures and defects, and results that fail the success schema all become
- * failed results. Interruption propagates.
+ * failures and defects, timeouts and results that fail the success schema all
+ * become results (or failures recorded for a "fail" policy). Calls that wait
+ * for a decision or an external result come back `Held`. Interruption
+ * propagates.
+ *
+ * @internal
+ */
+const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined): Effect.Effect<Settled> => {
+  if (state !== undefined) {
+    switch (state._tag) {
+      case "AwaitingApproval":
+      case "AwaitingResult":
+        return Effect.succeed(new Held(call, state))
+      case "Rejected": {
+        const entry = ctx.compiled.byName.get(call.name)
+        return failWith(
+          ctx,
+          call,
+          "rejected",
+          state.message ?? ToolFailurePolicy.rejectedMessage(call.name),
+          entry,
+          entry === undefined ? undefined : (params) =>
+            attempt(ctx, entry, { id: call.id, name: call.name, params }, true, false)
+        )
+      }
+      case "Approved":
+        break
+    }
+  }
+  const entry = ctx.compiled.byName.get(call.name)
+  if (entry === undefined) {
+    return failWith(
+      ctx,
+      call,
+      "unknown-tool",
+      `Tool '${call.name}' not found. Available tools: ${ctx.compiled.available}`,
+      undefined,
+      undefined
+    )
+  }
+  return attempt(ctx, entry, call, state !== undefined, true)
+}
+
+const emptyMessages: ReadonlyArray<Prompt.Message> = []
+
+/**
+ * Runs one call with the default policy (every failure fed back). Used by
+ * the tests that compare against `Toolkit.handle`.
  *
  * @internal
  */
@@ -95,68 +443,40 @@ export const runCall = (
   compiled: CompiledToolkit,
   call: ToolCall,
   services: Context.Context<never>
-): Effect.Effect<ToolResult> => {
-  const entry = compiled.byName.get(call.name)
-  if (entry === undefined) {
-    return Effect.succeed(
-      failed(call, "unknown-tool", `Tool '${call.name}' not found. Available tools: ${compiled.available}`)
-    )
-  }
-  const handler = services.mapUnsafe.get(entry.tool.id) as Handler | undefined
-  if (handler === undefined) {
-    return Effect.succeed(failed(
-      call,
-      "handler",
-      `Tool '${call.name}' has no handler: provide its handlers with toolkit.toLayer({ ${call.name}: ... })`
-    ))
-  }
-  return Effect.matchCauseEffect(entry.decodeParameters(call.params), {
-    onFailure: (cause) =>
-      Effect.succeed(failed(call, "parameters", `Invalid arguments for tool '${call.name}': ${describe(Cause.squash(cause))}`)),
-    onSuccess: (params) =>
-      handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary }).pipe(
-        Effect.updateContext((input: Context.Context<never>) => Context.merge(handler.context, input)),
-        Effect.matchCauseEffect({
-          onFailure: (cause): Effect.Effect<ToolResult> => {
-            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-            const found = Cause.findError(cause)
-            if (found._tag === "Success") {
-              const error = normalizeFailure(call.name, found.success)
-              return Effect.match(entry.encodeFailure(error), {
-                onFailure: () => failed(call, "handler", `Tool '${call.name}' failed: ${describe(error)}`, error),
-                onSuccess: (encoded): ToolResult => ({
-                  id: call.id,
-                  name: call.name,
-                  isFailure: true,
-                  result: error,
-                  encoded,
-                  failureOrigin: "handler"
-                })
-              })
-            }
-            return Effect.succeed(
-              failed(call, "handler", `Tool '${call.name}' failed unexpectedly: ${describe(Cause.squash(cause))}`)
-            )
-          },
-          onSuccess: (result) =>
-            Effect.match(entry.encodeSuccess(result), {
-              onFailure: (error) =>
-                failed(
-                  call,
-                  "result",
-                  `Tool '${call.name}' returned a result that does not match its success schema: ${error.message}`,
-                  result
-                ),
-              onSuccess: (encoded): ToolResult => ({ id: call.id, name: call.name, isFailure: false, result, encoded })
-            })
-        })
-      )
-  })
-}
+): Effect.Effect<ToolResult> =>
+  Effect.flatMap(
+    settle({ compiled, services, messages: emptyMessages, policy: defaultPolicy, log: { fails: [], edits: new Map() } }, call, undefined),
+    (settled) =>
+      settled instanceof Held
+        ? Effect.die(new Error(`runCall: call ${call.id} was held (${settled.state._tag})`))
+        : Effect.succeed(settled)
+  )
 
 /**
- * Runs a round of calls; results come back in call order whatever the
- * concurrency.
+ * Runs a round of calls; what each call settled to comes back in call order
+ * whatever the concurrency, with the round's log.
+ *
+ * @internal
+ */
+export const runRound = (
+  compiled: CompiledToolkit,
+  calls: ReadonlyArray<ToolCall>,
+  states: Readonly<Record<string, CallState>>,
+  messages: ReadonlyArray<Prompt.Message>,
+  policy: RoundPolicy
+): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
+  Effect.contextWith((services: Context.Context<never>) => {
+    const log: RoundLog = { fails: [], edits: new Map() }
+    const ctx: RoundContext = { compiled, services, messages, policy, log }
+    const settled = calls.length === 1
+      ? Effect.map(settle(ctx, calls[0], states[calls[0].id]), (one) => [one])
+      : Effect.forEach(calls, (call) => settle(ctx, call, states[call.id]), { concurrency: policy.concurrency })
+    return Effect.map(settled, (all) => ({ settled: all, log }))
+  })
+
+/**
+ * Runs a round of calls with the default policy and returns the results in
+ * call order.
  *
  * @internal
  */
@@ -165,8 +485,7 @@ export const runCalls = (
   calls: ReadonlyArray<ToolCall>,
   concurrency: number | "unbounded"
 ): Effect.Effect<ReadonlyArray<ToolResult>> =>
-  Effect.contextWith((services: Context.Context<never>) =>
-    calls.length === 1
-      ? Effect.map(runCall(compiled, calls[0], services), (result) => [result])
-      : Effect.forEach(calls, (call) => runCall(compiled, call, services), { concurrency })
+  Effect.map(
+    runRound(compiled, calls, {}, emptyMessages, { ...defaultPolicy, concurrency }),
+    ({ settled }) => settled.filter((s): s is ToolResult => !(s instanceof Held))
   )

@@ -1,0 +1,128 @@
+/**
+ * Direct return: a tool handler decides, at run time, that *this* result is
+ * the final answer.
+ *
+ * This is a signal for one result, not a property of the tool (for that, see
+ * `ReturnBehavior`) and not a run-level policy. Inside a handler:
+ *
+ * ```ts
+ * const handlers = tools.toLayer({
+ *   lookup: Effect.fnUntraced(function*({ question }) {
+ *     const hit = yield* Faq.find(question)
+ *     if (hit.exact) return yield* DirectReturn.final(hit.answer) // the answer, no further model call
+ *     return hit.answer // the model reads it and answers
+ *   })
+ * })
+ * ```
+ *
+ * The rules, after a tool round:
+ * - Errors block it: a round in which any call failed (or a human rejected a
+ *   call) never returns directly; the model sees the results as usual.
+ * - One signal is enough: if any result of an error-free round is marked, the
+ *   loop ends with `Ok { reason: "direct-return" }` and `extra` holds **all**
+ *   of the round's results in call order (each marked one has
+ *   `directReturn: true`), so nothing the round produced is dropped.
+ * - It waits for the whole round: calls still awaiting approval or an
+ *   external result pause the loop first (see the priority table in the
+ *   README), and the check is made again when the round is complete.
+ * - Memory: what the chain keeps is the run option `returnMemory` (see
+ *   {@link Memory}); the default keeps the tool results as they are, so every
+ *   tool call has its result and the chain stays valid for any provider.
+ *
+ * Outside a loopwork run (e.g. the same handler used by `effect/ai`'s own
+ * `LanguageModel`), marking does nothing.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect } from "effect"
+
+/** @internal the per-call cell a handler's signal is written to */
+export interface Cell {
+  directReturn: boolean
+}
+
+/** @internal */
+export const CurrentCall = Context.Reference<Cell>("loopwork/DirectReturn/CurrentCall", {
+  defaultValue: () => ({ directReturn: false })
+})
+
+/**
+ * Marks the result of the tool call being handled as the final answer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { DirectReturn } from "loopwork"
+ *
+ * const handler = ({ city }: { city: string }) =>
+ *   Effect.gen(function*() {
+ *     yield* DirectReturn.mark
+ *     return `Sunny in ${city}`
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const mark: Effect.Effect<void> = Effect.map(Effect.service(CurrentCall), (cell) => {
+  cell.directReturn = true
+})
+
+/**
+ * Marks the call's result as the final answer and returns `value`, so a
+ * handler can end with `return yield* DirectReturn.final(value)`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { DirectReturn } from "loopwork"
+ *
+ * const handler = ({ city }: { city: string }) =>
+ *   Effect.gen(function*() {
+ *     return yield* DirectReturn.final(`Sunny in ${city}`)
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const final = <A>(value: A): Effect.Effect<A> => Effect.as(mark, value)
+
+/**
+ * What the chain keeps when a tool round ends the loop early (a direct
+ * return, or a `ReturnBehavior` round); run option `returnMemory`:
+ *
+ * - `"results"` (default): the tool message with the round's results, as
+ *   written; nothing else. Every call has its result; the chain ends on the
+ *   tool message, so a later run (or `Chain.addUser` then a run) lets the
+ *   model see the results.
+ * - `"answer"`: the same, plus an assistant message whose text is the
+ *   returned results (strings as they are, other values as JSON, joined by
+ *   blank lines), so the chain ends like a normal answer and a UI replaying
+ *   it shows the answer.
+ * - `"placeholder"`: the results in the tool message are replaced by a short
+ *   note ("The result was returned to the user as the final answer."), and
+ *   the assistant message carries them, so a long result is kept once.
+ *
+ * @example
+ * ```ts
+ * import { DirectReturn } from "loopwork"
+ *
+ * const memory: DirectReturn.Memory = "answer"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Memory = "results" | "answer" | "placeholder"
+
+/**
+ * The note `"placeholder"` memory writes in place of a returned result.
+ *
+ * @example
+ * ```ts
+ * import { DirectReturn } from "loopwork"
+ *
+ * DirectReturn.placeholderNote // "The result was returned to the user as the final answer."
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const placeholderNote = "The result was returned to the user as the final answer."

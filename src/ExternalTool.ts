@@ -1,0 +1,212 @@
+/**
+ * External tools: tools the caller executes, not the loop.
+ *
+ * Mark a tool with {@link mark}. When the model calls it, the loop runs the
+ * round's other calls, then pauses with
+ * `Pause { reason: { _tag: "ExternalPending", calls } }`. Run the calls
+ * wherever they belong (a browser, another service, a person), give the
+ * results back by call id with {@link supply}, and run the chain again: the
+ * round is completed in call order and the loop goes on.
+ *
+ * An external tool needs no handler. Keep external tools in their own toolkit
+ * and merge it, so `toLayer` asks only for the local handlers:
+ *
+ * ```ts
+ * const local = Toolkit.make(Search)
+ * const tools = Toolkit.merge(local, Toolkit.make(ExternalTool.mark(AskBrowser)))
+ * const chain = Chain.make({ user: "…", toolkit: tools })
+ * // Chain.run(chain, …) requires only Search's handler
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Function, Schema } from "effect"
+import type { Tool } from "effect/ai"
+import type { Chain } from "./Chain.ts"
+import { encodeResultFor, waitingIds } from "./internal/round.ts"
+import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
+import type { ToolCall, ToolResult } from "./ToolCall.ts"
+
+/**
+ * The annotation behind {@link mark}: `true` for external tools.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "effect/ai"
+ * import { ExternalTool } from "loopwork"
+ *
+ * const Ask = Tool.make("ask_browser").annotate(ExternalTool.Annotation, true)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const Annotation = Context.Reference<boolean>("loopwork/ExternalTool", { defaultValue: () => false })
+
+/**
+ * The type-level mark of an external tool: `Chain.run` does not require a
+ * handler for it.
+ *
+ * @example
+ * ```ts
+ * import type { ExternalTool } from "loopwork"
+ *
+ * type IsExternal<T> = T extends ExternalTool.External ? true : false
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface External {
+  readonly "~loopwork/external": true
+}
+
+/**
+ * Marks a tool as external (executed by the caller).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Tool } from "effect/ai"
+ * import { ExternalTool } from "loopwork"
+ *
+ * const AskBrowser = ExternalTool.mark(
+ *   Tool.make("ask_browser", { parameters: Schema.Struct({ url: Schema.String }), success: Schema.String })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const mark = <T extends Tool.Any>(tool: T): T & External => tool.annotate(Annotation, true) as T & External
+
+/**
+ * Whether a tool is external.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "effect/ai"
+ * import { ExternalTool } from "loopwork"
+ *
+ * ExternalTool.isExternal(Tool.make("ping")) // false
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotations, Annotation)
+
+/**
+ * The calls of a chain waiting for an external result.
+ *
+ * @example
+ * ```ts
+ * import { Chain, ExternalTool } from "loopwork"
+ *
+ * declare const paused: Chain.Chain
+ * const calls = ExternalTool.pending(paused) // [{ id, name, params }, ...]
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
+  chain.pendingToolCalls.filter((call) => chain.callStates[call.id]?._tag === "AwaitingResult")
+
+/**
+ * What the caller gives back for one external call: its `result` (in the
+ * JSON form the tool's success schema encodes to), or a `failure` message the
+ * model sees as a failed result.
+ *
+ * @example
+ * ```ts
+ * import { ExternalTool } from "loopwork"
+ *
+ * const ok: ExternalTool.Supplied = { result: "page text" }
+ * const failed: ExternalTool.Supplied = { failure: "The page did not load." }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const Supplied = Schema.Union([
+  Schema.Struct({ result: Schema.Unknown }),
+  Schema.Struct({ failure: Schema.String })
+]).annotate({ identifier: "ExternalResult" })
+
+/**
+ * @since 0.1.0
+ */
+export type Supplied = typeof Supplied.Type
+
+const decodeSupplied = Schema.decodeUnknownEffect(Schema.Record(Schema.String, Supplied))
+
+/**
+ * Gives results for external calls, by call id. Each result is checked
+ * against the tool's success schema; ids that are not waiting for a result,
+ * or a result that does not match, fail with a typed error and change
+ * nothing. Calls not mentioned stay pending. Run the chain again to go on.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain, ExternalTool, Mode } from "loopwork"
+ *
+ * declare const paused: Chain.Chain
+ * const resumed = ExternalTool.supply(paused, { call_1: { result: "page text" } }).pipe(
+ *   Effect.flatMap((chain) => Chain.run(chain, { mode: Mode.whileNeedsResponse }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const supply: {
+  (results: Readonly<Record<string, Supplied>>): <Tools extends Record<string, Tool.Any>>(
+    chain: Chain<Tools>
+  ) => Effect.Effect<Chain<Tools>, CallNotAwaiting | InvalidResumeValue | InvalidInput>
+  <Tools extends Record<string, Tool.Any>>(
+    chain: Chain<Tools>,
+    results: Readonly<Record<string, Supplied>>
+  ): Effect.Effect<Chain<Tools>, CallNotAwaiting | InvalidResumeValue | InvalidInput>
+} = Function.dual(2, <Tools extends Record<string, Tool.Any>>(
+  chain: Chain<Tools>,
+  input: Readonly<Record<string, Supplied>>
+): Effect.Effect<Chain<Tools>, CallNotAwaiting | InvalidResumeValue | InvalidInput> =>
+  Effect.gen(function*() {
+    const results = yield* decodeSupplied(input).pipe(
+      Effect.mapError((error) =>
+        new InvalidInput({
+          field: "external results",
+          rule: `must map call ids to { result } or { failure: string } (${error.message})`,
+          value: input
+        })
+      )
+    )
+    const waiting = pending(chain)
+    const byId = new Map(waiting.map((call) => [call.id, call]))
+    const unknown = Object.keys(results).filter((id) => !byId.has(id))
+    if (unknown.length > 0) {
+      return yield* new CallNotAwaiting({ ids: unknown, awaiting: "result", waiting: waitingIds(waiting) })
+    }
+    const produced: Array<ToolResult> = []
+    for (const [id, supplied] of Object.entries(results)) {
+      const call = byId.get(id)!
+      if ("failure" in supplied) {
+        produced.push({
+          id,
+          name: call.name,
+          isFailure: true,
+          result: supplied.failure,
+          encoded: supplied.failure,
+          failureOrigin: "handler"
+        })
+        continue
+      }
+      const encoded = yield* encodeResultFor(chain.toolkit, call.name, supplied.result).pipe(
+        Effect.mapError((issue) => new InvalidResumeValue({ what: "result", callId: id, tool: call.name, issue }))
+      )
+      produced.push({ id, name: call.name, isFailure: false, result: encoded.result, encoded: encoded.encoded })
+    }
+    const done = new Set(Object.keys(results))
+    const callStates = { ...chain.callStates }
+    for (const id of done) delete callStates[id]
+    return chain.copy({
+      pendingToolCalls: chain.pendingToolCalls.filter((call) => !done.has(call.id)),
+      roundResults: [...chain.roundResults, ...produced],
+      callStates
+    })
+  }))

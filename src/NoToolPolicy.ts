@@ -1,0 +1,160 @@
+/**
+ * The no-tool fallback: what the loop does when the model answers without
+ * any tool call where the mode expects tools (`Step.checkNoTool(policy)`,
+ * run option `noTool`).
+ *
+ * The model may have forgotten the tool, be talking to the user, or be done;
+ * only you know which. The policy says:
+ *
+ * | policy | what happens |
+ * |---|---|
+ * | `"done"` | end with `Ok { reason: "done", extra: <the answer's text> }` |
+ * | `"user"` | pause with `UserInputWanted`; add a user message (`Chain.addUser`) and run again |
+ * | any other string, or {@link remind} | append it as a user message and call the model again (counts toward `maxRuns`) |
+ * | {@link result} | end with `Ok { reason: "no-tool-result", extra: value }`, as if a tool had produced it |
+ * | a function `(response, chain) => decision` | decide per answer (may return an Effect) |
+ *
+ * `"done"` and `"user"` are reserved; to send either word as a reminder use
+ * `NoToolPolicy.remind("done")`.
+ *
+ * Defaults: `untilToolUsed` reminds the model of the tools it expects
+ * ({@link reminderFor}), bounded by `maxRuns`; `whileNeedsResponse`,
+ * `untilSuccess` and `step` treat a plain answer as the end (`"done"` without
+ * `extra`) unless you set `noTool`.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import type { Chain, ModelResponse } from "./Chain.ts"
+
+/**
+ * Send `text` to the model as a user message and loop again.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * const nudge = NoToolPolicy.remind("Use the submit tool to give your answer.")
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Remind {
+  readonly _tag: "Remind"
+  readonly text: string
+}
+
+/**
+ * End with this value as the result.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * const fallback = NoToolPolicy.result({ answer: 42 })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Result {
+  readonly _tag: "Result"
+  readonly result: unknown
+}
+
+/**
+ * A decision: `"done"`, `"user"`, a reminder string, {@link Remind} or
+ * {@link Result}.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * const decision: NoToolPolicy.Decision = "done"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Decision = "done" | "user" | (string & {}) | Remind | Result
+
+/**
+ * A policy: a decision, or a function of the model's answer (and the chain)
+ * returning one.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * const policy: NoToolPolicy.Policy = (response) =>
+ *   response.text.includes("DONE") ? "done" : "Call a tool, or say DONE."
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type Policy = Decision | ((response: ModelResponse, chain: Chain) => Decision | Effect.Effect<Decision>)
+
+/**
+ * See {@link Remind}.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * NoToolPolicy.remind("done") // sends the word "done" to the model
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const remind = (text: string): Remind => ({ _tag: "Remind", text })
+
+/**
+ * See {@link Result}.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * NoToolPolicy.result(null)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const result = (value: unknown): Result => ({ _tag: "Result", result: value })
+
+/**
+ * The default reminder of `untilToolUsed`: it names the tools the mode waits
+ * for.
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * NoToolPolicy.reminderFor(["submit"])
+ * // "You answered without calling a tool. To finish, call submit."
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const reminderFor = (names: ReadonlyArray<string>): string =>
+  `You answered without calling a tool. To finish, call ${
+    names.length === 1 ? names[0] : `one of: ${names.join(", ")}`
+  }.`
+
+/**
+ * `true` when `u` is a valid decision (functions excluded).
+ *
+ * @example
+ * ```ts
+ * import { NoToolPolicy } from "loopwork"
+ *
+ * NoToolPolicy.isDecision("done") // true
+ * NoToolPolicy.isDecision(42) // false
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isDecision = (u: unknown): u is Decision => {
+  if (typeof u === "string") return true
+  if (typeof u !== "object" || u === null) return false
+  const tag = (u as { _tag?: unknown })._tag
+  return (tag === "Remind" && typeof (u as Remind).text === "string") || (tag === "Result" && "result" in u)
+}
