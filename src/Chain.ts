@@ -22,6 +22,7 @@ import type { ChatModel } from "./ChatModel.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
 import { validateOptions } from "./internal/options.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
+import type { External } from "./ExternalTool.ts"
 import type { Mode, Options } from "./Mode.ts"
 import type * as Outcome from "./Outcome.ts"
 import { CallState, ToolCall, type ToolResult, ToolResultEncoded } from "./ToolCall.ts"
@@ -497,7 +498,8 @@ export interface RunOptions<R = never> extends Options {
 }
 
 /**
- * The handler services the tools of a chain need.
+ * The handler services the tools of a chain need: one per tool, except
+ * external tools (`ExternalTool.mark`), which the caller executes.
  *
  * @example
  * ```ts
@@ -508,7 +510,9 @@ export interface RunOptions<R = never> extends Options {
  *
  * @since 0.1.0
  */
-export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFor<Tools>
+export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFor<
+  { readonly [Name in keyof Tools as Tools[Name] extends External ? never : Name]: Tools[Name] }
+>
 
 /**
  * Runs a chain in a mode. Succeeds with `Ok` (finished) or `Pause` (a clean

@@ -92,8 +92,10 @@ export const final = <A>(value: A): Effect.Effect<A> => Effect.as(mark, value)
  *
  * - `"results"` (default): the tool message with the round's results, as
  *   written; nothing else. Every call has its result; the chain ends on the
- *   tool message, so a later run (or `Chain.addUser` then a run) lets the
- *   model see the results.
+ *   tool message. Add a user message (`Chain.addUser`) and run to go on: the
+ *   model then sees the results. (Running it again as it is re-checks the
+ *   round and ends the same way, which is what makes a paused round resume
+ *   correctly.)
  * - `"answer"`: the same, plus an assistant message whose text is the
  *   returned results (strings as they are, other values as JSON, joined by
  *   blank lines), so the chain ends like a normal answer and a UI replaying
@@ -101,6 +103,10 @@ export const final = <A>(value: A): Effect.Effect<A> => Effect.as(mark, value)
  * - `"placeholder"`: the results in the tool message are replaced by a short
  *   note ("The result was returned to the user as the final answer."), and
  *   the assistant message carries them, so a long result is kept once.
+ *
+ * The synthetic assistant message is not a model response: `lastResponse`
+ * (and `Chain.text`) still describe the model's last turn; the returned
+ * results are in the outcome's `extra`.
  *
  * @example
  * ```ts

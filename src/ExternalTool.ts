@@ -111,7 +111,7 @@ export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
 /**
  * What the caller gives back for one external call: its `result` (in the
  * JSON form the tool's success schema encodes to), or a `failure` message the
- * model sees as a failed result.
+ * model sees as a failed result; not both.
  *
  * @example
  * ```ts
@@ -167,7 +167,7 @@ export const supply: {
   input: Readonly<Record<string, Supplied>>
 ): Effect.Effect<Chain<Tools>, CallNotAwaiting | InvalidResumeValue | InvalidInput> =>
   Effect.gen(function*() {
-    const results = yield* decodeSupplied(input).pipe(
+    const results = yield* decodeSupplied(input, { onExcessProperty: "error" }).pipe(
       Effect.mapError((error) =>
         new InvalidInput({
           field: "external results",

@@ -131,8 +131,12 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
 
 /**
  * A tool call failed and the run's `onToolFailure` policy for that kind is
- * `"fail"`. The round was completed first, so the chain carried by the run's
- * error has a result for every call.
+ * `"fail"`. Every call of the round that could run has run first, so nothing
+ * is lost: when the round is complete, the chain carried by the run's error
+ * ends with the tool message holding every result; when other calls of the
+ * round still wait for approval or an external result, the results so far
+ * are in `roundResults` and the waiting calls keep their state (the chain can
+ * still be resumed).
  *
  * @example
  * ```ts
@@ -151,7 +155,7 @@ export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>()("ToolCa
   detail: Schema.String
 }) {
   override get message(): string {
-    return `Tool '${this.tool}' (call ${this.callId}) failed (${this.kind}): ${this.detail}. The run's onToolFailure policy for "${this.kind}" is "fail"; use "feed-back" to let the model see the failure instead`
+    return `Tool '${this.tool}' (call ${this.callId}) failed (${this.kind}): ${this.detail.replace(/\.$/, "")}. The run's onToolFailure policy for "${this.kind}" is "fail"; use "feed-back" to let the model see the failure instead`
   }
 }
 

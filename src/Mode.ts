@@ -131,6 +131,7 @@ const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.P
     executeTools: Step.executeToolsWith(options),
     afterTools,
     checkStop,
+    checkNoTool,
     callLlm,
     checkMaxRuns: Step.checkMaxRuns({
       maxRuns: options.maxRuns,
@@ -212,7 +213,7 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = (chain, options) => {
-  const { afterTools, callLlm, checkMaxRuns, checkStop, executeTools } = stepsFor(chain, options)
+  const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const shouldContinue = options.shouldContinue
   const decide = Step.make((c: Chain) =>
     shouldContinue !== undefined && shouldContinue(c)
@@ -222,7 +223,8 @@ export const step: Mode<ChatModel> = (chain, options) => {
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     (c.pendingToolCalls.length > 0 || c.roundResults.length > 0
       ? Step.start(c).pipe(executeTools, afterTools)
-      : Step.start(c).pipe(checkStop, callLlm)).pipe(decide)
+      // A round paused (by a stop) before its direct return or ReturnBehavior was applied is re-checked first.
+      : Step.start(c).pipe(afterTools, callLlm)).pipe(decide)
   return once(chain)
 }
 
@@ -267,11 +269,12 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
         new ToolNamesNotFound({ names: missing, available: [...compiled.byName.keys()] })
       ))
     }
-    const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options, reminder)
+    const { afterTools, callLlm, checkMaxRuns, checkNoTool, executeTools } = stepsFor(chain, options, reminder)
     const next = Step.continueOrDone((c: Chain) => loop(c))
     const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
       Step.start(c).pipe(callLlm, executeTools, afterTools, checkUntilTool, checkMaxRuns, next)
-    // Resume: run tool calls left pending by an earlier run before the first model call.
-    return Step.start(chain).pipe(executeTools, afterTools, checkUntilTool, next)
+    // Resume: run tool calls left pending by an earlier run before the first model call; a chain
+    // that already ends with a plain answer gets the no-tool policy.
+    return Step.start(chain).pipe(executeTools, afterTools, checkUntilTool, checkNoTool, next)
   }
 }

@@ -18,9 +18,11 @@
  * `NoToolPolicy.remind("done")`.
  *
  * Defaults: `untilToolUsed` reminds the model of the tools it expects
- * ({@link reminderFor}), bounded by `maxRuns`; `whileNeedsResponse`,
- * `untilSuccess` and `step` treat a plain answer as the end (`"done"` without
- * `extra`) unless you set `noTool`.
+ * ({@link reminderFor}), bounded by `maxRuns`, and applies the policy also
+ * when it is run on a chain that already ends with a plain answer;
+ * `whileNeedsResponse` and `untilSuccess` treat a plain answer as the end
+ * (`Ok "done"` without `extra`), and `step` ends its step (`Ok "step"`), unless
+ * you set `noTool`.
  *
  * @since 0.1.0
  */
@@ -140,7 +142,8 @@ export const reminderFor = (names: ReadonlyArray<string>): string =>
   }.`
 
 /**
- * `true` when `u` is a valid decision (functions excluded).
+ * `true` when `u` is a valid decision (functions excluded). An empty
+ * reminder is not one: it would send an empty user message.
  *
  * @example
  * ```ts
@@ -153,8 +156,9 @@ export const reminderFor = (names: ReadonlyArray<string>): string =>
  * @since 0.1.0
  */
 export const isDecision = (u: unknown): u is Decision => {
-  if (typeof u === "string") return true
+  if (typeof u === "string") return u.length > 0
   if (typeof u !== "object" || u === null) return false
   const tag = (u as { _tag?: unknown })._tag
-  return (tag === "Remind" && typeof (u as Remind).text === "string") || (tag === "Result" && "result" in u)
+  return (tag === "Remind" && typeof (u as Remind).text === "string" && (u as Remind).text.length > 0) ||
+    (tag === "Result" && "result" in u)
 }

@@ -103,7 +103,7 @@ const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succe
  *
  * const options: Step.CallOptions = { toolChoice: "required" }
  * // or, retrying a failed call twice, 1 second apart:
- * // { retry: Schedule.both(Schedule.recurs(2), Schedule.spaced("1 second")) }
+ * // { retry: Schedule.spaced("1 second").pipe(Schedule.upTo({ times: 2 })) }
  * ```
  *
  * @since 0.1.0
@@ -714,12 +714,12 @@ const addUserMessage = (chain: Chain, text: string): Chain =>
   chain.copy({ messages: [...chain.messages, Prompt.userMessage({ content: [Prompt.textPart({ text })] })] })
 
 const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoToolPolicy.Decision): Outcome.Outcome => {
-  if (typeof decision === "string") {
+  if (typeof decision === "string" && decision.length > 0) {
     if (decision === "done") return new Outcome.Ok(chain, "done", response.text)
     if (decision === "user") return new Outcome.Pause(chain, { _tag: "UserInputWanted" })
     return new Outcome.Continue(addUserMessage(chain, decision))
   }
-  if (NoToolPolicy.isDecision(decision)) {
+  if (typeof decision !== "string" && NoToolPolicy.isDecision(decision)) {
     return decision._tag === "Remind"
       ? new Outcome.Continue(addUserMessage(chain, decision.text))
       : new Outcome.Ok(chain, "no-tool-result", decision.result)
@@ -729,7 +729,7 @@ const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoToolPoli
     new InvalidInput({
       field: "noTool",
       rule:
-        "the policy function must return \"done\", \"user\", a reminder string, NoToolPolicy.remind(text) or NoToolPolicy.result(value)",
+        "the policy (or its function) must give \"done\", \"user\", a non-empty reminder string, NoToolPolicy.remind(text) or NoToolPolicy.result(value)",
       value: decision
     })
   )

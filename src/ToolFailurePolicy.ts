@@ -14,9 +14,10 @@
  *   a failed tool result (a rejection as a non-error result) and may correct
  *   itself. The text is `format(failure)` when you give a formatter,
  *   otherwise a message naming the tool and what went wrong.
- * - `"fail"`: the round still completes (every call gets its result, so the
- *   chain stays valid), then the run fails with `ToolCallFailed`, carrying
- *   the chain.
+ * - `"fail"`: every call of the round that can run still runs (so each gets
+ *   its result and the chain stays valid), then the run fails with
+ *   `ToolCallFailed`, carrying the chain. Calls of the round still waiting
+ *   for approval or an external result keep their state.
  * - a function (repair): given the failure, it returns {@link retryWith}
  *   (run the call again once with corrected arguments; the transcript then
  *   shows those), {@link succeedWith} (use this as the call's result,

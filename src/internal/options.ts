@@ -106,15 +106,16 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
     const invalid = checkOnToolFailure(options.onToolFailure)
     if (invalid !== undefined) return invalid
   }
+  if (options.noTool === "") {
+    return new InvalidInput({ field: "noTool", rule: "a reminder must not be empty", value: options.noTool })
+  }
   if (options.noTool !== undefined && typeof options.noTool !== "function" && !NoToolPolicy.isDecision(options.noTool)) {
     return new InvalidInput({
       field: "noTool",
-      rule: "must be \"done\", \"user\", a reminder string, NoToolPolicy.remind(text), NoToolPolicy.result(value) or a function",
+      rule:
+        "must be \"done\", \"user\", a non-empty reminder string, NoToolPolicy.remind(text), NoToolPolicy.result(value) or a function",
       value: options.noTool
     })
-  }
-  if (options.noTool === "") {
-    return new InvalidInput({ field: "noTool", rule: "a reminder must not be empty", value: options.noTool })
   }
   if (
     options.returnMemory !== undefined && options.returnMemory !== "results" && options.returnMemory !== "answer" &&

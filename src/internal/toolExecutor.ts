@@ -146,13 +146,23 @@ interface Shown {
   readonly encoded: unknown
 }
 
+const formatted = (ctx: RoundContext, failure: ToolFailurePolicy.ToolFailure, shown: Shown): unknown => {
+  const format = ctx.policy.onFailure?.format
+  if (format === undefined) return shown.encoded
+  try {
+    return format(failure)
+  } catch {
+    // A throwing formatter must not lose the round: fall back to the default text.
+    return shown.encoded
+  }
+}
+
 const feedBack = (
   ctx: RoundContext,
   failure: ToolFailurePolicy.ToolFailure,
   shown: Shown
 ): ToolResult => {
-  const format = ctx.policy.onFailure?.format
-  const encoded = format === undefined ? shown.encoded : format(failure)
+  const encoded = formatted(ctx, failure, shown)
   return failure.kind === "rejected"
     ? { id: failure.call.id, name: failure.call.name, isFailure: false, result: encoded, encoded, rejected: true }
     : {
@@ -166,9 +176,14 @@ const feedBack = (
 }
 
 /**
- * Applies the run's policy for `kind` to a failed call. `retry` reruns the
- * call with repaired arguments (absent: the call cannot be retried).
+ * How a failed call may be repaired: `retry` reruns it with repaired
+ * arguments (absent: it cannot be retried, e.g. an unknown tool). `undefined`
+ * as a whole: the call is already a repair's retry, so repair functions are
+ * not consulted again (string policies still apply).
  */
+type Repairs = { readonly retry: ((params: unknown) => Effect.Effect<Settled>) | undefined } | undefined
+
+/** Applies the run's policy for `kind` to a failed call. */
 const onFailure = (
   ctx: RoundContext,
   call: ToolCall,
@@ -177,19 +192,23 @@ const onFailure = (
   shown: Shown,
   error: unknown,
   entry: CompiledTool | undefined,
-  retry: ((params: unknown) => Effect.Effect<Settled>) | undefined
+  repairs: Repairs
 ): Effect.Effect<Settled> => {
   const failure: ToolFailurePolicy.ToolFailure = error === undefined
     ? { kind, call, message }
     : { kind, call, message, error }
   const policy = ctx.policy.onFailure?.[kind]
-  if (policy === undefined || policy === "feed-back") return Effect.succeed(feedBack(ctx, failure, shown))
+  if (policy === undefined || policy === "feed-back" || repairs === undefined && typeof policy === "function") {
+    return Effect.succeed(feedBack(ctx, failure, shown))
+  }
   if (policy === "fail") {
     ctx.log.fails.push(failure)
     return Effect.succeed(feedBack(ctx, failure, shown))
   }
+  const retry = repairs?.retry
   return Effect.flatMap(
-    Effect.catchCause(policy(failure), () => Effect.succeed(ToolFailurePolicy.feedBack)),
+    // A repair function that throws, fails or dies is treated as "feed back".
+    Effect.catchCause(Effect.suspend(() => policy(failure)), () => Effect.succeed(ToolFailurePolicy.feedBack)),
     (repair): Effect.Effect<Settled> => {
       switch (repair._tag) {
         case "FeedBack":
@@ -228,9 +247,9 @@ const failWith = (
   kind: ToolFailurePolicy.Kind,
   message: string,
   entry: CompiledTool | undefined,
-  retry: ((params: unknown) => Effect.Effect<Settled>) | undefined,
+  repairs: Repairs,
   error?: unknown
-): Effect.Effect<Settled> => onFailure(ctx, call, kind, message, { result: message, encoded: message }, error, entry, retry)
+): Effect.Effect<Settled> => onFailure(ctx, call, kind, message, { result: message, encoded: message }, error, entry, repairs)
 
 // -----------------------------------------------------------------------------
 // One call
@@ -267,7 +286,13 @@ const needsApproval = (
   }
 }
 
-const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: unknown): Effect.Effect<Settled> => {
+const invoke = (
+  ctx: RoundContext,
+  entry: CompiledTool,
+  call: ToolCall,
+  params: unknown,
+  repairs: Repairs
+): Effect.Effect<Settled> => {
   const handler = ctx.services.mapUnsafe.get(entry.tool.id) as Handler | undefined
   if (handler === undefined) {
     return failWith(
@@ -276,7 +301,7 @@ const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: 
       "handler",
       `Tool '${call.name}' has no handler: provide its handlers with toolkit.toLayer({ ${call.name}: ... })`,
       entry,
-      undefined
+      repairs === undefined ? undefined : { retry: undefined }
     )
   }
   const cell = { directReturn: false }
@@ -302,7 +327,7 @@ const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: 
             "timeout",
             `Tool '${call.name}' timed out after ${Duration.format(found.success.after)}`,
             entry,
-            undefined
+            repairs
           )
         }
         const error = normalizeFailure(call.name, found.success)
@@ -311,7 +336,7 @@ const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: 
           (encoded) => {
             const message = `Tool '${call.name}' failed: ${describe(error)}`
             const shown = encoded._tag === "Success" ? { result: error, encoded: encoded.success } : { result: error, encoded: message }
-            return onFailure(ctx, call, "handler", message, shown, error, entry, undefined)
+            return onFailure(ctx, call, "handler", message, shown, error, entry, repairs)
           }
         )
       }
@@ -322,7 +347,7 @@ const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: 
         "handler",
         `Tool '${call.name}' failed unexpectedly: ${describe(defect)}`,
         entry,
-        undefined,
+        repairs,
         defect
       )
     },
@@ -340,7 +365,7 @@ const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: 
             },
             error,
             entry,
-            undefined
+            repairs
           ),
         onSuccess: (encoded) =>
           Effect.succeed<ToolResult>(
@@ -355,15 +380,22 @@ const invoke = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: 
 const awaitingApproval: CallState = { _tag: "AwaitingApproval" }
 const awaitingResult: CallState = { _tag: "AwaitingResult" }
 
-/** Decodes the arguments, then holds the call or invokes its handler. */
+/**
+ * Decodes the arguments, then holds the call or invokes its handler. A call
+ * that is `repairable` may be retried once by a repair function with new
+ * arguments; the retry is not repairable.
+ */
 const attempt = (
   ctx: RoundContext,
   entry: CompiledTool,
   call: ToolCall,
   approved: boolean,
   repairable: boolean
-): Effect.Effect<Settled> =>
-  Effect.matchCauseEffect(entry.decodeParameters(call.params), {
+): Effect.Effect<Settled> => {
+  const repairs: Repairs = repairable
+    ? { retry: (params) => attempt(ctx, entry, { id: call.id, name: call.name, params }, approved, false) }
+    : undefined
+  return Effect.matchCauseEffect(entry.decodeParameters(call.params), {
     onFailure: (cause) => {
       const error = Cause.squash(cause)
       return failWith(
@@ -372,19 +404,20 @@ const attempt = (
         "parameters",
         `Invalid arguments for tool '${call.name}': ${describe(error)}`,
         entry,
-        repairable ? (params) => attempt(ctx, entry, { id: call.id, name: call.name, params }, approved, false) : undefined,
+        repairs,
         error
       )
     },
     onSuccess: (params) => {
       const proceed = (): Effect.Effect<Settled> =>
-        entry.external ? Effect.succeed(new Held(call, awaitingResult)) : invoke(ctx, entry, call, params)
+        entry.external ? Effect.succeed(new Held(call, awaitingResult)) : invoke(ctx, entry, call, params, repairs)
       if (approved) return proceed()
       const needs = needsApproval(entry, call, params, ctx)
       if (typeof needs === "boolean") return needs ? Effect.succeed(new Held(call, awaitingApproval)) : proceed()
       return Effect.flatMap(needs, (yes) => yes ? Effect.succeed(new Held(call, awaitingApproval)) : proceed())
     }
   })
+}
 
 /**
  * Runs one call. Never fails: unknown tools, invalid arguments, handler
@@ -409,8 +442,10 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
           "rejected",
           state.message ?? ToolFailurePolicy.rejectedMessage(call.name),
           entry,
-          entry === undefined ? undefined : (params) =>
-            attempt(ctx, entry, { id: call.id, name: call.name, params }, true, false)
+          {
+            retry: entry === undefined ? undefined : (params) =>
+              attempt(ctx, entry, { id: call.id, name: call.name, params }, true, false)
+          }
         )
       }
       case "Approved":
@@ -425,7 +460,7 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
       "unknown-tool",
       `Tool '${call.name}' not found. Available tools: ${ctx.compiled.available}`,
       undefined,
-      undefined
+      { retry: undefined }
     )
   }
   return attempt(ctx, entry, call, state !== undefined, true)
