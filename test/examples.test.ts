@@ -4,6 +4,7 @@ import { promisify } from "node:util"
 import { Effect } from "effect"
 import { Chain } from "../src/index.ts"
 import * as CustomMode from "../examples/custom-mode.ts"
+import * as HumanInTheLoop from "../examples/human-in-the-loop.ts"
 import * as Quickstart from "../examples/quickstart.ts"
 
 const run = promisify(execFile)
@@ -32,6 +33,26 @@ describe("examples", () => {
         "model call #1 completed (tool calls: lookup_order)",
         "model call #2 completed (tool calls: none)"
       ])
+    }))
+
+  it.effect("human-in-the-loop pauses for approval, then for the external call, then returns the receipt directly", () =>
+    Effect.gen(function*() {
+      HumanInTheLoop.log.length = 0
+      const outcome = yield* HumanInTheLoop.program
+      expect(HumanInTheLoop.log).toEqual([
+        "Pause (ApprovalPending): transfer({\"to\":\"Bob\",\"amount\":300})",
+        "Pause (ExternalPending): open_statement({})",
+        "Ok (direct-return): \"Receipt T-1: 250 EUR to Bob, settled.\""
+      ])
+      expect(outcome.chain.runCount).toBe(2)
+      // The transcript shows the edited amount, and the transfer ran with it.
+      const results = outcome.chain.messages.flatMap((m) => m.role === "tool" ? m.content : [])
+      expect(results.map((part) => part.type === "tool-result" ? part.result : undefined)).toEqual([
+        1250,
+        "sent 250 EUR to Bob, reference T-1",
+        "Receipt T-1: 250 EUR to Bob, settled."
+      ])
+      expect(JSON.stringify(outcome.chain.messages[1])).toContain("\"amount\":250")
     }))
 
   it("the demo command prints the run", async () => {
