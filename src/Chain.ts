@@ -19,12 +19,13 @@ import { Prompt, Response, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type { ChatModel } from "./ChatModel.ts"
+import { budgetStart, clearBudget, keepBudget } from "./internal/budget.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
-import { validateOptions } from "./internal/options.ts"
+import { validateOptions, validateToolkit } from "./internal/options.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
 import type { External } from "./ExternalTool.ts"
 import type { Mode, Options } from "./Mode.ts"
-import type * as Outcome from "./Outcome.ts"
+import * as Outcome from "./Outcome.ts"
 import { CallState, ToolCall, type ToolResult, ToolResultEncoded } from "./ToolCall.ts"
 
 /**
@@ -460,6 +461,18 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
       Effect.mapError((error) => decodeFailure(error.message))
     )
     const toolkit: Toolkit.Any = options?.toolkit ?? emptyToolkit
+    // Calls a human decided on, or that wait for one, must find their tool again.
+    const missing = new Set<string>()
+    for (const call of document.pendingToolCalls) {
+      if (document.callStates?.[call.id] !== undefined && !Object.hasOwn(toolkit.tools, call.name)) missing.add(call.name)
+    }
+    if (missing.size > 0) {
+      return yield* decodeFailure(
+        `the chain has tool calls waiting on tools the toolkit does not have (${
+          [...missing].join(", ")
+        }); pass the chain's toolkit: Chain.decode(json, { toolkit })`
+      )
+    }
     const lastToolResults = yield* Effect.forEach(document.lastToolResults, (result) => decodeResult(toolkit, result))
     const roundResults = yield* Effect.forEach(document.roundResults ?? [], (result) => decodeResult(toolkit, result))
     return new Chain<Tools>({
@@ -539,19 +552,25 @@ export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
   options: RunOptions<R>
 ): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> => {
   const erased = chain as Chain
-  const invalid = validateOptions(options) ?? (chain.messages.length === 0
+  const invalid = validateOptions(options) ?? validateToolkit(chain.toolkit) ?? (chain.messages.length === 0
     ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
     : undefined)
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
-  return Effect.flatMap(options.mode(erased, options), (outcome) => {
+  const since = budgetStart(erased)
+  return Effect.flatMap(options.mode(erased, options), (outcome): Effect.Effect<Outcome.Final, RunError> => {
     switch (outcome._tag) {
-      case "Ok":
-      case "Pause":
-        return Effect.succeed(outcome)
+      case "Ok": {
+        const chain = clearBudget(outcome.chain)
+        return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Ok(chain, outcome.reason, outcome.extra))
+      }
+      case "Pause": {
+        const chain = keepBudget(outcome.chain, since)
+        return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Pause(chain, outcome.reason))
+      }
       case "Error":
-        return Effect.fail(new RunError({ reason: outcome.error, chain: outcome.chain }))
+        return Effect.fail(new RunError({ reason: outcome.error, chain: clearBudget(outcome.chain) }))
       case "Continue":
-        return Effect.fail(new RunError({ reason: new ModeDidNotFinish({}), chain: outcome.chain }))
+        return Effect.fail(new RunError({ reason: new ModeDidNotFinish({}), chain: clearBudget(outcome.chain) }))
     }
   })
 }

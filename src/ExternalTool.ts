@@ -111,7 +111,9 @@ export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
 /**
  * What the caller gives back for one external call: its `result` (in the
  * JSON form the tool's success schema encodes to), or a `failure` message the
- * model sees as a failed result; not both.
+ * model sees as a failed result; not both. A supplied failure is shown to the
+ * model as given (the run's `onToolFailure` policies apply to calls the loop
+ * runs, not to results you supply).
  *
  * @example
  * ```ts

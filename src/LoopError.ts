@@ -215,6 +215,30 @@ export class InvalidResumeValue extends Schema.TaggedError<InvalidResumeValue>()
 }
 
 /**
+ * A function you gave the loop (a `noTool` policy, an `onMaxRuns` handler, a
+ * `shouldContinue` or `checkPause` predicate) threw or failed. The loop ends
+ * with this error and the chain as it stood.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.PolicyFailed({ policy: "noTool", detail: "boom" }).message
+ * // "The noTool function failed: boom"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class PolicyFailed extends Schema.TaggedError<PolicyFailed>()("PolicyFailed", {
+  policy: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `The ${this.policy} function failed: ${this.detail}`
+  }
+}
+
+/**
  * A custom mode returned `Continue` instead of a terminal outcome.
  *
  * @example

@@ -5,9 +5,12 @@
  * | policy | what happens |
  * |---|---|
  * | `"fail"` (default) | the run fails with `MaxRunsExceeded` ("Exceeded maximum number of runs (n/m)"), carrying the chain |
- * | `"stop"` | end with `Ok { reason: "max-runs" }`; the chain is as it stands (every tool call has its result) |
- * | `"final-answer"` or {@link finalAnswer} | one more model call with tools disabled, after a user message asking for the answer now ({@link instruction}); end with `Ok { reason: "final-answer", extra: <its text> }` |
+ * | `"stop"` | end with `Ok { reason: "max-runs", extra: <the last response's text> }`; the chain is as it stands (every tool call has its result) |
+ * | `"final-answer"` or {@link finalAnswer} | one more model call with `toolChoice: "none"` (the tool definitions are still sent, as providers such as Anthropic require when the prompt holds tool calls), after a user message asking for the answer now ({@link instruction}); end with `Ok { reason: "final-answer", extra: <its text> }` |
  * | a function `(chain, { runs, maxRuns }) => Effect<Outcome>` | your handler decides the outcome |
+ *
+ * A run that pauses and is resumed keeps its budget: `maxRuns` counts the
+ * model calls since the run started, across the pause.
  *
  * The final-answer call is the one model call allowed beyond `maxRuns`. If
  * the model still asks for tools there (or the call fails), the run fails

@@ -6,14 +6,16 @@
  *
  * | mode | loop | ends |
  * |---|---|---|
- * | `whileNeedsResponse` | run pending tools, call the model, repeat | the model answers without tools (the model has the last word), or a ReturnBehavior round |
+ * | `whileNeedsResponse` | run pending tools, call the model, repeat | the model answers without tools, or a tool round ends it (direct return, ReturnBehavior) |
  * | `untilSuccess` | call the model, run its tools, repeat | a tool round without failures, or a plain answer |
  * | `step` | one step: run pending tools *or* call the model | after one step, or when `shouldContinue(chain)` is false |
  * | `untilToolUsed(names)` | call the model, run its tools, repeat | a successful call to one of `names` (`extra` = its result) |
  *
  * Every looping mode is bounded by `maxRuns` (model calls, default 25) and
- * `maxFailures` (consecutive failed tool rounds, default 3). Write your own
- * mode the same way; see `examples/custom-mode.ts`.
+ * `maxFailures` (consecutive failed tool rounds, default 3), and applies the
+ * priority checks after each tool round (stop, approvals, external results,
+ * direct return, ReturnBehavior) and the run's policies (`Options`). Write
+ * your own mode the same way; see `examples/custom-mode.ts`.
  *
  * @since 0.1.0
  */
@@ -22,8 +24,9 @@ import { Effect } from "effect"
 import type { Chain } from "./Chain.ts"
 import type { ChatModel, ChatModelError, ToolChoice } from "./ChatModel.ts"
 import type * as DirectReturn from "./DirectReturn.ts"
+import { budgetStart } from "./internal/budget.ts"
 import { compile } from "./internal/toolExecutor.ts"
-import { InvalidInput, ToolNamesNotFound } from "./LoopError.ts"
+import { InvalidInput, PolicyFailed, ToolNamesNotFound } from "./LoopError.ts"
 import type * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
@@ -107,7 +110,8 @@ const identity: Step.Step = (self) => self
 /**
  * The option-bound built-in steps of one run, built once per run (not per
  * iteration). `maxRuns` counts from the chain's `runCount` at the start of
- * the run, so it is a budget per run.
+ * the run, so it is a budget per run; a run resumed after a pause continues
+ * the budget of the run that paused.
  *
  * - `afterTools`: the checks after a tool round, in priority order: stop
  *   requested > approvals pending > external results pending > direct return
@@ -135,7 +139,7 @@ const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.P
     callLlm,
     checkMaxRuns: Step.checkMaxRuns({
       maxRuns: options.maxRuns,
-      since: chain.runCount,
+      since: budgetStart(chain),
       onMaxRuns: options.onMaxRuns,
       retry: options.retry
     })
@@ -144,9 +148,10 @@ const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.P
 
 /**
  * Loops while the chain needs a response: runs pending tool calls, applies
- * the ReturnBehavior rule to that round, calls the model, checks `maxRuns`,
- * and goes round again. The model always has the last word, unless a
- * ReturnBehavior round ends the loop. A chain that needs no response returns
+ * the priority checks to that round (a stop, calls waiting for approval or an
+ * external result, a direct return, the ReturnBehavior rule), calls the
+ * model, checks `maxRuns`, and goes round again. Unless one of those checks
+ * or a policy ends it, the loop ends when the model answers without tools. A chain that needs no response returns
  * `Ok` at once, with no model call; a chain paused with pending tool calls
  * resumes by running them.
  *
@@ -215,11 +220,16 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
 export const step: Mode<ChatModel> = (chain, options) => {
   const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const shouldContinue = options.shouldContinue
-  const decide = Step.make((c: Chain) =>
-    shouldContinue !== undefined && shouldContinue(c)
-      ? Step.start(c).pipe(checkMaxRuns, Step.make(once))
-      : Effect.succeed(new Outcome.Ok(c, "step"))
-  )
+  const decide = Step.make((c: Chain) => {
+    if (shouldContinue === undefined) return Effect.succeed(new Outcome.Ok(c, "step"))
+    let more: boolean
+    try {
+      more = shouldContinue(c)
+    } catch (error) {
+      return Effect.succeed(new Outcome.Error(c, new PolicyFailed({ policy: "shouldContinue", detail: String(error instanceof Error ? error.message : error) })))
+    }
+    return more ? Step.start(c).pipe(checkMaxRuns, Step.make(once)) : Effect.succeed(new Outcome.Ok(c, "step"))
+  })
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     (c.pendingToolCalls.length > 0 || c.roundResults.length > 0
       ? Step.start(c).pipe(executeTools, afterTools)

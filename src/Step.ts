@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Schedule } from "effect"
+import { Cause, Duration, Effect, Schedule } from "effect"
 import { Prompt } from "effect/ai"
 import type { Response, Tool } from "effect/ai"
 import type { Chain, ModelResponse } from "./Chain.ts"
@@ -29,7 +29,7 @@ import * as DirectReturn from "./DirectReturn.ts"
 import { defaults } from "./internal/options.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
 import { compile, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
-import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
+import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, PolicyFailed, ToolCallFailed } from "./LoopError.ts"
 import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
@@ -89,6 +89,34 @@ export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outco
   Effect.flatMap(self, (outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome))
 
 const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Continue(chain))
+
+const describeThrown = (u: unknown): string => u instanceof globalThis.Error ? u.message : String(u)
+
+/**
+ * Runs a user function that returns a value or an Effect; a throw, a failure
+ * or a defect becomes an `Error` outcome with `PolicyFailed` and the chain.
+ */
+const guarded = <A, R>(
+  chain: Chain,
+  policy: string,
+  run: () => A | Effect.Effect<A, unknown, R>,
+  then: (value: A) => Outcome.Outcome | Effect.Effect<Outcome.Outcome, never, R>
+): Effect.Effect<Outcome.Outcome, never, R> => {
+  const fail = (u: unknown): Outcome.Outcome => new Outcome.Error(chain, new PolicyFailed({ policy, detail: describeThrown(u) }))
+  let value: A | Effect.Effect<A, unknown, R>
+  try {
+    value = run()
+  } catch (error) {
+    return Effect.succeed(fail(error))
+  }
+  const next = (a: A): Effect.Effect<Outcome.Outcome, never, R> => {
+    const outcome = then(a)
+    return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
+  }
+  return Effect.isEffect(value)
+    ? Effect.matchCauseEffect(value, { onFailure: (cause) => Effect.succeed(fail(Cause.squash(cause))), onSuccess: next })
+    : next(value)
+}
 
 // -----------------------------------------------------------------------------
 // callLlm
@@ -180,8 +208,6 @@ const toAssistant = (
   })
 }
 
-const noTools: ReadonlyArray<Tool.Any> = []
-
 /** One model turn on `chain`: the new chain, or the error with `chain` as it was. */
 const generate = (
   chain: Chain,
@@ -200,17 +226,40 @@ const generate = (
     }
   )
 
+/**
+ * What to do instead of a model call while the current round is open (tool
+ * calls without results): pause for the calls that wait for a decision or a
+ * result, and refuse when calls have not been run yet. Calling the model now
+ * would send it a tool call without its result and lose the round.
+ */
+const roundOpen = (chain: Chain): Outcome.Outcome =>
+  waiting(chain) ?? new Outcome.Error(
+    chain,
+    new InvalidInput({
+      field: "chain.pendingToolCalls",
+      rule: "the model cannot be called while tool calls of the last turn have no result; run Step.executeTools first",
+      value: chain.pendingToolCalls.map((call) => call.id)
+    })
+  )
+
 const callLlmStep = (options: CallOptions): Step<ChatModel> => {
   const toolChoice = options.toolChoice ?? "auto"
   const retry = options.retry
-  return make((chain) => generate(chain, compile(chain.toolkit).tools, toolChoice, retry))
+  return make((chain) =>
+    chain.pendingToolCalls.length > 0 || chain.roundResults.length > 0
+      ? Effect.succeed(roundOpen(chain))
+      : generate(chain, compile(chain.toolkit).tools, toolChoice, retry)
+  )
 }
 
 /**
  * One model turn. The response is appended as an assistant message, its tool
  * calls become the chain's pending calls, and `runCount` goes up by one. A
  * model failure becomes an `Error` outcome carrying the chain as it was
- * before the call. Use {@link callLlmWith} to set a tool choice or a retry
+ * before the call. While the last turn's tool calls have no results, it does
+ * not call the model: it pauses for calls waiting for approval or an external
+ * result (as {@link checkAwaiting}), and otherwise ends with `InvalidInput`
+ * (run `executeTools` first). Use {@link callLlmWith} to set a tool choice or a retry
  * schedule.
  *
  * @example
@@ -298,6 +347,22 @@ const policyFailure = (log: RoundLog, results: ReadonlyArray<ToolResult>): ToolC
   return new ToolCallFailed({ kind: first.kind, callId: first.call.id, tool: first.call.name, detail: first.message })
 }
 
+/**
+ * The messages with the round's tool message right after the assistant
+ * message that made the calls (user messages added while the round was open,
+ * e.g. with `Chain.addUser` during a pause, come after it), so the transcript
+ * stays valid for providers.
+ */
+const withToolMessage = (
+  messages: ReadonlyArray<Prompt.Message>,
+  tool: Prompt.ToolMessage
+): ReadonlyArray<Prompt.Message> => {
+  let at = messages.length
+  while (at > 0 && messages[at - 1].role !== "assistant") at--
+  if (at === 0 || at === messages.length) return [...messages, tool]
+  return [...messages.slice(0, at), tool, ...messages.slice(at)]
+}
+
 /** Writes a complete round: one tool message with every result in call order. */
 const completeRound = (
   chain: Chain,
@@ -310,7 +375,7 @@ const completeRound = (
   for (const result of results) if (result.isFailure) anyFailed = true
   const failureCount = anyFailed ? chain.failureCount + 1 : 0
   const next = chain.copy({
-    messages: [...messages, toolMessage(results)],
+    messages: withToolMessage(messages, toolMessage(results)),
     pendingToolCalls: [],
     lastToolResults: results,
     roundResults: noResults,
@@ -459,7 +524,9 @@ const finalAnswer = (
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
   info: MaxRunsPolicy.Info
 ): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-  Effect.map(generate(addUserMessage(chain, text), noTools, "none", retry), (outcome) => {
+  // The tool definitions are sent with toolChoice "none": providers such as Anthropic reject a prompt
+  // holding tool calls and results without them.
+  Effect.map(generate(addUserMessage(chain, text), compile(chain.toolkit).tools, "none", retry), (outcome) => {
     if (outcome._tag === "Error") return new Outcome.Error(chain, outcome.error)
     const answered = outcome.chain
     if (answered.pendingToolCalls.length > 0) {
@@ -504,11 +571,27 @@ export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel> {
     const runs = chain.runCount - since
     if (!(runs >= maxRuns && chain.pendingToolCalls.length === 0 && chain.needsResponse)) return continued(chain)
     if (policy === "fail") return Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs, maxRuns })))
-    if (policy === "stop") return Effect.succeed(new Outcome.Ok(chain, "max-runs"))
+    if (policy === "stop") return Effect.succeed(new Outcome.Ok(chain, "max-runs", chain.lastResponse?.text ?? ""))
     if (policy === "final-answer") return finalAnswer(chain, MaxRunsPolicy.instruction, retry, { runs, maxRuns })
-    if (typeof policy === "function") return policy(chain, { runs, maxRuns })
+    if (typeof policy === "function") {
+      return guarded(chain, "onMaxRuns", () => policy(chain, { runs, maxRuns }), (outcome) => outcome)
+    }
     return finalAnswer(chain, policy.instruction, retry, { runs, maxRuns })
   })
+}
+
+/** The pause for calls waiting for approval (first) or an external result, if any. */
+function waiting(chain: Chain): Outcome.Pause | undefined {
+  const approvals: Array<ToolCall> = []
+  const external: Array<ToolCall> = []
+  for (const call of chain.pendingToolCalls) {
+    const state = chain.callStates[call.id]?._tag
+    if (state === "AwaitingApproval") approvals.push(call)
+    else if (state === "AwaitingResult") external.push(call)
+  }
+  if (approvals.length > 0) return new Outcome.Pause(chain, { _tag: "ApprovalPending", calls: approvals })
+  if (external.length > 0) return new Outcome.Pause(chain, { _tag: "ExternalPending", calls: external })
+  return undefined
 }
 
 /** True when the chain's last message is the tool round that just ran. */
@@ -696,18 +779,8 @@ export const checkStop = (signal: StopSignal): Step =>
  * @since 0.1.0
  */
 export const checkAwaiting: Step = make((chain) => {
-  const pending = chain.pendingToolCalls
-  if (pending.length === 0) return continued(chain)
-  const approvals: Array<ToolCall> = []
-  const external: Array<ToolCall> = []
-  for (const call of pending) {
-    const state = chain.callStates[call.id]?._tag
-    if (state === "AwaitingApproval") approvals.push(call)
-    else if (state === "AwaitingResult") external.push(call)
-  }
-  if (approvals.length > 0) return Effect.succeed(new Outcome.Pause(chain, { _tag: "ApprovalPending", calls: approvals }))
-  if (external.length > 0) return Effect.succeed(new Outcome.Pause(chain, { _tag: "ExternalPending", calls: external }))
-  return continued(chain)
+  if (chain.pendingToolCalls.length === 0) return continued(chain)
+  return Effect.succeed(waiting(chain) ?? new Outcome.Continue(chain))
 })
 
 const addUserMessage = (chain: Chain, text: string): Chain =>
@@ -760,10 +833,7 @@ export const checkNoTool = (policy: NoToolPolicy.Policy): Step =>
       chain.messages[chain.messages.length - 1]?.role !== "assistant"
     ) return continued(chain)
     if (typeof policy !== "function") return Effect.succeed(applyNoTool(chain, response, policy))
-    const decided = policy(response, chain)
-    return Effect.isEffect(decided)
-      ? Effect.map(decided, (decision) => applyNoTool(chain, response, decision))
-      : Effect.succeed(applyNoTool(chain, response, decided))
+    return guarded(chain, "noTool", () => policy(response, chain), (decision) => applyNoTool(chain, response, decision))
   })
 
 /**
@@ -785,12 +855,14 @@ export const checkPause = <R = never>(
   predicate: (chain: Chain) => boolean | Effect.Effect<boolean, never, R>,
   reason: Outcome.PauseReason = { _tag: "StopRequested" }
 ): Step<R> =>
-  make((chain) => {
-    const decided = predicate(chain)
-    const pause = (yes: boolean): Outcome.Outcome =>
-      yes ? new Outcome.Pause(chain, reason) : new Outcome.Continue(chain)
-    return typeof decided === "boolean" ? Effect.succeed(pause(decided)) : Effect.map(decided, pause)
-  })
+  make((chain) =>
+    guarded(
+      chain,
+      "checkPause",
+      () => predicate(chain),
+      (yes): Outcome.Outcome => yes ? new Outcome.Pause(chain, reason) : new Outcome.Continue(chain)
+    )
+  )
 
 /**
  * Ends the loop with `Ok` (reason `"tool-used"`, `extra` = the result) when

@@ -3,10 +3,12 @@
  *
  * Pass a signal to `Chain.run` (option `stop`) and raise it from anywhere
  * (another fiber, an HTTP handler, a UI button). The loop does not interrupt
- * work in flight: it finishes the model call or tool round it is in, writes
- * every tool result, and pauses at the next clean point with
+ * work in flight and never leaves a tool call without its result: a stop
+ * raised during a model call takes effect once the tool calls of that answer
+ * have run, so the loop pauses before the next model call with
  * `Pause { reason: { _tag: "StopRequested" } }`. Nothing is lost: run the
- * paused chain again to continue.
+ * paused chain again to continue. To hold specific calls *before* they run,
+ * give their tools `needsApproval` (see `Approval`).
  *
  * A raised signal stays raised. Resume with a new signal, or `clear` this one.
  *

@@ -1,9 +1,11 @@
 import { Duration, Schedule } from "effect"
+import type { Toolkit } from "effect/ai"
 import { InvalidInput } from "../LoopError.ts"
 import type { Options } from "../Mode.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
 import { isStopSignal } from "../StopSignal.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
+import * as ToolTimeout from "../ToolTimeout.ts"
 
 /** @internal */
 export const defaults = {
@@ -126,6 +128,25 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
       rule: "must be \"results\", \"answer\" or \"placeholder\"",
       value: options.returnMemory
     })
+  }
+  return undefined
+}
+
+/**
+ * Checks what the tools of a toolkit declare for the loop (their timeouts).
+ *
+ * @internal
+ */
+export const validateToolkit = (toolkit: Toolkit.Any): InvalidInput | undefined => {
+  for (const tool of Object.values(toolkit.tools)) {
+    const timeout = ToolTimeout.of(tool)
+    if (timeout !== undefined && !isPositiveDuration(timeout)) {
+      return new InvalidInput({
+        field: `ToolTimeout of tool '${tool.name}'`,
+        rule: "must be a positive duration (e.g. \"5 seconds\" or 5000 for milliseconds)",
+        value: timeout
+      })
+    }
   }
   return undefined
 }

@@ -45,13 +45,20 @@ const cache = new WeakMap<Toolkit.Any, CompiledToolkit>()
 
 const succeed: Codec = (u) => Effect.succeed(u)
 
+/** A declared timeout as a Duration; an invalid one is ignored here (`Chain.run` rejects it up front). */
+const timeoutOf = (tool: Tool.Any): Duration.Duration | undefined => {
+  const declared = ToolTimeout.of(tool)
+  if (declared === undefined) return undefined
+  const duration = Duration.fromInput(declared)
+  return duration._tag === "Some" && Duration.isGreaterThan(duration.value, Duration.zero) ? duration.value : undefined
+}
+
 const compileTool = (tool: Tool.Any): CompiledTool => {
-  const timeout = ToolTimeout.of(tool)
   return {
     tool,
     behavior: ReturnBehavior.of(tool),
     external: ExternalTool.isExternal(tool),
-    timeout: timeout === undefined ? undefined : Duration.fromInputUnsafe(timeout),
+    timeout: timeoutOf(tool),
     decodeParameters: Schema.isSchema(tool.parametersSchema)
       ? Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)
       : succeed,
@@ -383,7 +390,8 @@ const awaitingResult: CallState = { _tag: "AwaitingResult" }
 /**
  * Decodes the arguments, then holds the call or invokes its handler. A call
  * that is `repairable` may be retried once by a repair function with new
- * arguments; the retry is not repairable.
+ * arguments; the retry is not repairable, and its new arguments are checked
+ * for approval again (an approval covers the arguments a human saw).
  */
 const attempt = (
   ctx: RoundContext,
@@ -393,7 +401,7 @@ const attempt = (
   repairable: boolean
 ): Effect.Effect<Settled> => {
   const repairs: Repairs = repairable
-    ? { retry: (params) => attempt(ctx, entry, { id: call.id, name: call.name, params }, approved, false) }
+    ? { retry: (params) => attempt(ctx, entry, { id: call.id, name: call.name, params }, false, false) }
     : undefined
   return Effect.matchCauseEffect(entry.decodeParameters(call.params), {
     onFailure: (cause) => {
@@ -444,7 +452,7 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
           entry,
           {
             retry: entry === undefined ? undefined : (params) =>
-              attempt(ctx, entry, { id: call.id, name: call.name, params }, true, false)
+              attempt(ctx, entry, { id: call.id, name: call.name, params }, false, false)
           }
         )
       }
