@@ -93,7 +93,8 @@ const offered = (model: ChatModel.ScriptedModel) =>
   model.requests.map((request) => ({ tools: request.tools.map((tool) => tool.name), toolChoice: request.toolChoice }))
 
 const withTools = { tools: toolNames, toolChoice: "auto" }
-const noTools = { tools: [], toolChoice: "none" }
+/** The final-answer call: the tool definitions are still sent (providers such as Anthropic require them), but toolChoice is "none". */
+const noTools = { tools: toolNames, toolChoice: "none" }
 
 /** The conversation of a whileNeedsResponse run of the tool caller stopped after 2 lookups. */
 const twoLookups: ReadonlyArray<string> = [
@@ -161,9 +162,9 @@ const policyRows: ReadonlyArray<PolicyRow> = [
     runCount: 2
   },
   {
-    name: "\"stop\" ends Ok max-runs with no extra and the chain as it stands",
+    name: "\"stop\" ends Ok max-runs with the last response's text and the chain as it stands",
     onMaxRuns: "stop",
-    expected: { _tag: "Ok", reason: "max-runs", extra: undefined },
+    expected: { _tag: "Ok", reason: "max-runs", extra: "" }, // the last response's text (a tool-call turn: empty)
     transcript: twoLookups,
     requests: [withTools, withTools],
     runCount: 2
@@ -269,7 +270,7 @@ describe("onMaxRuns: \"final-answer\"", () => {
       expect(second.toolChoice).toBe("auto")
 
       expect(transcript(last.prompt.content)).toEqual([...twoLookups, `user: ${MaxRunsPolicy.instruction}`])
-      expect(last.tools).toEqual([])
+      expect(last.tools.map((tool) => tool.name)).toEqual(toolNames)
       expect(last.toolChoice).toBe("none")
       // the prompt of the final call is exactly the chain before the answer
       expect(last.prompt.content).toEqual(outcome.chain.messages.slice(0, -1))
@@ -547,7 +548,7 @@ describe("onMaxRuns in every looping mode (maxRuns 3)", () => {
         expect(handlers.calls[row.tool]).toBe(3)
         if (row.onMaxRuns === "stop") {
           expect(outcome.reason).toBe("max-runs")
-          expect(outcome.extra).toBeUndefined()
+          expect(outcome.extra).toBe(outcome.chain.lastResponse?.text)
           expect(model.calls).toBe(3)
           expect(offered(model)).toEqual([withTools, withTools, withTools])
           expect(transcript(outcome.chain.messages)).toEqual(rounds)

@@ -689,7 +689,9 @@ describe("StopSignal raised before the run", () => {
           const again = asPause(yield* Chain.run(first.chain, { mode: row.mode, stop }))
           expect(again.reason).toEqual({ _tag: "StopRequested" })
           expect(model.calls).toBe(0)
-          expect(yield* Chain.encode(again.chain)).toEqual(yield* Chain.encode(chain))
+          expect(yield* Chain.encode(again.chain)).toEqual(yield* Chain.encode(first.chain))
+          // the paused chain remembers where its run's maxRuns budget started (see Resume tests)
+          expect(again.chain.modeState).toEqual({ "loopwork/budgetStart": 0 })
 
           yield* StopSignal.clear(stop)
           const resumed = asOk(yield* Chain.run(again.chain, { mode: row.mode, stop }))

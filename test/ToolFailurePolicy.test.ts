@@ -26,11 +26,11 @@ const Fetch = Tool.make("fetch", {
   parameters: Schema.Struct({ ms: Schema.Number }),
   success: Schema.String
 })
-/** Needs a human's approval. */
+/** Needs a human's approval above 1000. */
 const Transfer = Tool.make("transfer", {
   parameters: Schema.Struct({ amount: Schema.Number }),
   success: Schema.String,
-  needsApproval: true
+  needsApproval: ({ amount }) => amount > 1000
 })
 
 const toolkit = Toolkit.make(Weather, Nap, Fetch, Transfer)
@@ -408,7 +408,7 @@ const kindRows: ReadonlyArray<KindRow> = [
     log: { transfer: [] }
   },
   {
-    name: "rejected × retryWith: runs the call with the new arguments",
+    name: "rejected × retryWith: runs the call with the new arguments (which need no approval)",
     kind: "rejected",
     policy: ToolFailurePolicy.retryWith({ amount: 100 }),
     expected: succeeded("rejected", "sent 100", { amount: 100 }),
@@ -508,6 +508,32 @@ describe("onToolFailure: kind × policy", () => {
   }
 })
 
+describe("a repair's new arguments are checked for approval again", () => {
+  it.effect("rejected × retryWith to arguments that still need approval: the run pauses for them", () =>
+    Effect.gen(function*() {
+      const model = ChatModel.scripted([{ toolCalls: [{ id: CALL_ID, ...scenarios.rejected.call }] }, { text: "Understood." }])
+      const handlers = makeHandlers()
+      const onToolFailure: ToolFailurePolicy.Options = {
+        rejected: () => Effect.succeed(ToolFailurePolicy.retryWith({ amount: 5000 }))
+      }
+      const program = Effect.gen(function*() {
+        const paused = yield* Chain.run(userChain(), { mode: Mode.whileNeedsResponse, onToolFailure })
+        const decided = yield* Effect.orDie(Approval.decide(paused.chain, { [CALL_ID]: Approval.reject("Too much money.") }))
+        const again = yield* Chain.run(decided, { mode: Mode.whileNeedsResponse, onToolFailure })
+        expect(again._tag).toBe("Pause")
+        expect(again._tag === "Pause" && again.reason).toEqual({
+          _tag: "ApprovalPending",
+          calls: [{ id: CALL_ID, name: "transfer", params: { amount: 5000 } }]
+        })
+        // nothing ran, and the transcript shows the arguments now waiting for a human
+        expect(handlers.log.transfer).toEqual([])
+        expect(callsInTranscript(again.chain)).toEqual([{ id: CALL_ID, name: "transfer", params: { amount: 5000 } }])
+        expect(model.calls).toBe(1)
+      })
+      yield* program.pipe(Effect.provide([model.layer, handlers.layer]))
+    }))
+})
+
 // -----------------------------------------------------------------------------
 // Policies: details
 // -----------------------------------------------------------------------------
@@ -581,7 +607,7 @@ describe("onToolFailure: feed-back and format", () => {
   it.effect("format applies to a rejection too, which stays a non-error result", () =>
     Effect.gen(function*() {
       const model = ChatModel.scripted([
-        { toolCalls: [{ name: "transfer", params: { amount: 5 } }] },
+        { toolCalls: [{ name: "transfer", params: { amount: 5000 } }] },
         { text: "OK, not sending." }
       ])
       const handlers = makeHandlers()
