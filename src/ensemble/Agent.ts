@@ -1,0 +1,159 @@
+/**
+ * An agent: a role with a goal, optional background, tools and model.
+ *
+ * An agent's work on a task is a `Chain.run` with its tools, its model (or the
+ * ensemble's `ChatModel`) and `maxIterations` as the run's `maxRuns`; at the
+ * limit it is asked for its best final answer instead of failing.
+ *
+ * Rules of the ensemble specification that TypeScript's types already rule
+ * out are not checked at run time: the model, when given, is a `Layer`
+ * providing `ChatModel` (it cannot be null), and tools are an `effect/ai`
+ * `Toolkit` (no entry can be of the wrong kind).
+ *
+ * @since 0.1.0
+ */
+import { Effect, type Layer } from "effect"
+import { Toolkit } from "effect/ai"
+import type { Tool } from "effect/ai"
+import type { ChatModel } from "../ChatModel.ts"
+import { ValidationError } from "./EnsembleError.ts"
+
+/**
+ * Any agent, whatever its tools.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "loopwork/ensemble"
+ *
+ * const roles = (agents: ReadonlyArray<Agent.Any>) => agents.map((agent) => agent.role)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Any {
+  readonly _tag: "Agent"
+  /** The agent's role or title, used in prompts and to address it. */
+  readonly role: string
+  /** Its primary objective, put in its system prompt. */
+  readonly goal: string
+  /** Background for the persona; omitted from the prompt when empty. */
+  readonly background: string
+  /** The tools it may call; their handlers come from the Effect context. */
+  readonly toolkit: Toolkit.Any
+  /** Its model; absent, the ensemble's `ChatModel` is used. */
+  readonly llm: Layer.Layer<ChatModel> | undefined
+  /** Whether it may delegate to other agents. */
+  readonly allowDelegation: boolean
+  /** Log its prompts and responses. */
+  readonly verbose: boolean
+  /** Model calls allowed per task before it must give its final answer (> 0). */
+  readonly maxIterations: number
+  /** Formatting instructions added to its system prompt; omitted when empty. */
+  readonly responseFormat: string
+}
+
+/**
+ * An agent whose tools are `Tools` (so a run asks for exactly their handlers).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "loopwork/ensemble"
+ *
+ * const writer = Agent.make({ role: "Writer", goal: "Write clear reports" }).pipe(Effect.runSync)
+ * writer.maxIterations // 25
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Agent<Tools extends Record<string, Tool.Any> = {}> extends Any {
+  /** Phantom: the toolkit's tools, for typing the handlers a run needs. */
+  readonly "~tools"?: Tools
+}
+
+/**
+ * What {@link make} takes; only `role` and `goal` are required.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "loopwork/ensemble"
+ *
+ * const options: Agent.Options<{}> = { role: "Researcher", goal: "Find sources", maxIterations: 10 }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Options<Tools extends Record<string, Tool.Any>> {
+  readonly role: string
+  readonly goal: string
+  readonly background?: string | undefined
+  readonly toolkit?: Toolkit.Toolkit<Tools> | undefined
+  readonly llm?: Layer.Layer<ChatModel> | undefined
+  readonly allowDelegation?: boolean | undefined
+  readonly verbose?: boolean | undefined
+  readonly maxIterations?: number | undefined
+  readonly responseFormat?: string | undefined
+}
+
+/**
+ * The defaults of the specification.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "loopwork/ensemble"
+ *
+ * Agent.defaults.maxIterations // 25
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const defaults = {
+  maxIterations: 25,
+  allowDelegation: false,
+  verbose: false,
+  responseFormat: "",
+  background: ""
+} as const
+
+const blank = (s: unknown): boolean => typeof s !== "string" || s.trim().length === 0
+
+/**
+ * Builds an agent, checking the specification's rules: "Agent role must not
+ * be blank", "Agent goal must not be blank", "Agent maxIterations must be > 0,
+ * got: N".
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent } from "loopwork/ensemble"
+ *
+ * const program = Effect.gen(function*() {
+ *   const researcher = yield* Agent.make({ role: "Researcher", goal: "Find reliable sources", maxIterations: 8 })
+ *   return researcher
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = <Tools extends Record<string, Tool.Any> = {}>(
+  options: Options<Tools>
+): Effect.Effect<Agent<Tools>, ValidationError> => {
+  if (blank(options.role)) return Effect.fail(new ValidationError({ message: "Agent role must not be blank" }))
+  if (blank(options.goal)) return Effect.fail(new ValidationError({ message: "Agent goal must not be blank" }))
+  const maxIterations = options.maxIterations ?? defaults.maxIterations
+  if (!Number.isInteger(maxIterations) || maxIterations <= 0) {
+    return Effect.fail(new ValidationError({ message: `Agent maxIterations must be > 0, got: ${maxIterations}` }))
+  }
+  return Effect.succeed({
+    _tag: "Agent",
+    role: options.role,
+    goal: options.goal,
+    background: options.background ?? defaults.background,
+    toolkit: options.toolkit ?? Toolkit.empty,
+    llm: options.llm,
+    allowDelegation: options.allowDelegation ?? defaults.allowDelegation,
+    verbose: options.verbose ?? defaults.verbose,
+    maxIterations,
+    responseFormat: options.responseFormat ?? defaults.responseFormat
+  })
+}

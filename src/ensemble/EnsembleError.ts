@@ -1,0 +1,166 @@
+/**
+ * The typed failures of an ensemble. Messages follow the ensemble domain
+ * specification word for word where it gives them.
+ *
+ * - `ValidationError`: a configuration rule is broken (at build time or when
+ *   `run` starts, before any model call).
+ * - `PromptTemplateError`: `{name}` placeholders have no value in `run(inputs)`;
+ *   every missing name is reported at once.
+ * - `TaskExecutionError`: a task failed; it carries the outputs of the tasks
+ *   completed before it, so nothing is lost.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { TaskOutput } from "./TaskOutput.ts"
+
+/**
+ * A configuration rule is broken; `message` says which.
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * new EnsembleError.ValidationError({ message: "Agent role must not be blank" }).message
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
+  message: Schema.String
+}) {}
+
+/**
+ * Template variables without a value.
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * new EnsembleError.PromptTemplateError({ missing: ["topic"], template: "Research {topic}" }).message
+ * // "Missing template variables: [topic]. Provide them in run(inputs). Template: 'Research {topic}'"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class PromptTemplateError extends Schema.TaggedError<PromptTemplateError>()("PromptTemplateError", {
+  missing: Schema.Array(Schema.String),
+  template: Schema.String
+}) {
+  override get message(): string {
+    const shown = this.template.length > 100 ? `${this.template.slice(0, 100)}…` : this.template
+    return `Missing template variables: [${this.missing.join(", ")}]. Provide them in run(inputs). Template: '${shown}'`
+  }
+}
+
+/**
+ * A task failed. `reason` says why (the loop's error message, or the
+ * structured-output failure); `completedOutputs` are the outputs of the tasks
+ * that completed before it, in execution order.
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * new EnsembleError.TaskExecutionError({
+ *   taskDescription: "Write the report",
+ *   agentRole: "Writer",
+ *   reason: "The model call failed: overloaded",
+ *   completedOutputs: []
+ * }).message
+ * // "Task 'Write the report' (agent 'Writer') failed: The model call failed: overloaded"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()("TaskExecutionError", {
+  taskDescription: Schema.String,
+  agentRole: Schema.String,
+  reason: Schema.String,
+  completedOutputs: Schema.Array(TaskOutput)
+}) {
+  override get message(): string {
+    return `Task '${this.taskDescription}' (agent '${this.agentRole}') failed: ${this.reason}`
+  }
+}
+
+/**
+ * A PARALLEL run with `onError: "continue"` had failures: each failed task
+ * with its reason, the tasks skipped because something they depend on failed,
+ * and every output that completed.
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * new EnsembleError.ParallelExecutionError({
+ *   failures: [{ taskDescription: "Fetch prices", agentRole: "Analyst", reason: "timed out" }],
+ *   skipped: ["Compare prices"],
+ *   completedOutputs: []
+ * }).message
+ * // "1 task(s) failed: 'Fetch prices' (Analyst): timed out; skipped because a task they depend on failed: 'Compare prices'"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ParallelExecutionError extends Schema.TaggedError<ParallelExecutionError>()("ParallelExecutionError", {
+  failures: Schema.Array(Schema.Struct({ taskDescription: Schema.String, agentRole: Schema.String, reason: Schema.String })),
+  skipped: Schema.Array(Schema.String),
+  completedOutputs: Schema.Array(TaskOutput)
+}) {
+  override get message(): string {
+    const failed = this.failures.map((f) => `'${f.taskDescription}' (${f.agentRole}): ${f.reason}`).join("; ")
+    const skipped = this.skipped.length === 0
+      ? ""
+      : `; skipped because a task they depend on failed: ${this.skipped.map((d) => `'${d}'`).join(", ")}`
+    return `${this.failures.length} task(s) failed: ${failed}${skipped}`
+  }
+}
+
+/**
+ * A HIERARCHICAL run finished without meeting its constraints (a required
+ * worker was never delegated to). It carries every violation and all the
+ * outputs produced (the workers' and the manager's).
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * new EnsembleError.ConstraintViolationError({
+ *   violations: ["Required worker 'Reviewer' was not delegated to during this run."],
+ *   completedOutputs: []
+ * }).message
+ * // "Hierarchical constraint violated: Required worker 'Reviewer' was not delegated to during this run."
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ConstraintViolationError extends Schema.TaggedError<ConstraintViolationError>()("ConstraintViolationError", {
+  violations: Schema.Array(Schema.String),
+  completedOutputs: Schema.Array(TaskOutput)
+}) {
+  override get message(): string {
+    return this.violations.length === 1
+      ? `Hierarchical constraint violated: ${this.violations[0]}`
+      : `Hierarchical constraints violated (${this.violations.length}): ${this.violations.join("; ")}`
+  }
+}
+
+/**
+ * Any error `Ensemble.run` fails with.
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * const describe = (error: EnsembleError.EnsembleError) => `${error._tag}: ${error.message}`
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type EnsembleError =
+  | ValidationError
+  | PromptTemplateError
+  | TaskExecutionError
+  | ParallelExecutionError
+  | ConstraintViolationError

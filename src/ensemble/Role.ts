@@ -1,0 +1,35 @@
+/**
+ * Role matching: the one rule used everywhere an agent is looked up by role.
+ * Roles match when they are equal after trimming, ignoring case, so
+ * "researcher", " Researcher " and "RESEARCHER" are the same agent.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * The form two roles are compared in.
+ *
+ * @example
+ * ```ts
+ * import { Role } from "loopwork/ensemble"
+ *
+ * Role.key("  Researcher ") // "researcher"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const key = (role: string): string => role.trim().toLowerCase()
+
+/**
+ * Whether two roles name the same agent.
+ *
+ * @example
+ * ```ts
+ * import { Role } from "loopwork/ensemble"
+ *
+ * Role.same("researcher", "Researcher") // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const same = (a: string, b: string): boolean => key(a) === key(b)

@@ -1,0 +1,181 @@
+/**
+ * Delegation at run time: the peer `delegate` tool of agents with
+ * `allowDelegation`, its guards, and the records every attempt leaves.
+ *
+ * @internal
+ */
+import { Clock, type Context, Duration, Effect, Random, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import type { ChatModel } from "../../ChatModel.ts"
+import type * as Agent from "../../ensemble/Agent.ts"
+import type { DelegationRecord, DelegationRequest } from "../../ensemble/Delegation.ts"
+import * as Role from "../../ensemble/Role.ts"
+import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { type ModelCache, type ResolvedTask, type TaskFailure, runTask } from "./runTask.ts"
+
+/** @internal what one run's delegations share */
+export interface Delegations {
+  readonly agents: ReadonlyArray<Agent.Any>
+  readonly maxDepth: number
+  readonly records: Array<DelegationRecord>
+  /** The run's services (the ensemble's model, tool handlers), for workers. */
+  readonly services: Context.Context<ChatModel>
+  /** The agents' own models, built once for the run. */
+  readonly models: ModelCache
+}
+
+/** @internal the arguments of both delegation tools */
+export const DelegateParameters = Schema.Struct({
+  agentRole: Schema.String.annotate({ description: "The role of the agent to hand the work to" }),
+  taskDescription: Schema.String.annotate({ description: "A clear, self-contained description of the work" })
+})
+
+const Delegate = Tool.make("delegate", {
+  description: "Hand a subtask to another agent of the team and get its answer. Give the agent's role and a clear, " +
+    "self-contained description of the subtask.",
+  parameters: DelegateParameters,
+  success: Schema.String,
+  failure: Schema.String
+})
+const peerToolkit = Toolkit.make(Delegate)
+
+const hex = (n: number) => n.toString(16).padStart(2, "0")
+
+/** @internal a UUID v4 drawn from Effect's `Random` (so tests can seed it) */
+export const uuid: Effect.Effect<string> = Effect.gen(function*() {
+  const bytes: Array<number> = []
+  for (let i = 0; i < 16; i++) bytes.push(yield* Random.nextIntBetween(0, 256))
+  bytes[6] = (bytes[6] & 0x0f) | 0x40
+  bytes[8] = (bytes[8] & 0x3f) | 0x80
+  const h = bytes.map(hex).join("")
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+})
+
+/** @internal a request with the specification's defaults */
+export const request = (taskId: string, agentRole: string, taskDescription: string): DelegationRequest => ({
+  taskId,
+  agentRole,
+  taskDescription,
+  scope: {},
+  priority: "NORMAL",
+  maxOutputRetries: 0,
+  metadata: {}
+})
+
+/** @internal records a blocked or failed attempt */
+export const recordFailure = (
+  d: Delegations,
+  base: Omit<DelegationRecord, "response">,
+  workerRole: string,
+  error: string,
+  started: number
+) =>
+  Effect.map(Clock.currentTimeMillis, (now) => {
+    d.records.push({
+      ...base,
+      response: {
+        taskId: base.request.taskId,
+        status: "FAILURE",
+        workerRole,
+        rawOutput: null,
+        artifacts: {},
+        errors: [error],
+        metadata: {},
+        duration: Duration.millis(now - started)
+      }
+    })
+  })
+
+/** @internal records a successful attempt */
+export const recordSuccess = (
+  d: Delegations,
+  base: Omit<DelegationRecord, "response">,
+  output: TaskOutput
+) =>
+  d.records.push({
+    ...base,
+    response: {
+      taskId: base.request.taskId,
+      status: "SUCCESS",
+      workerRole: output.agentRole,
+      rawOutput: output.raw,
+      artifacts: {},
+      errors: [],
+      metadata: {},
+      duration: output.duration
+    }
+  })
+
+/** @internal the roles of the ensemble, as listed in messages */
+export const availableRoles = (d: Delegations): string => `[${d.agents.map((agent) => agent.role).join(", ")}]`
+
+/**
+ * Runs a task by its agent at `depth`; an agent with `allowDelegation` gets
+ * the `delegate` tool.
+ *
+ * @internal
+ */
+export const runAgent = (
+  d: Delegations,
+  task: ResolvedTask,
+  context: ReadonlyArray<TaskOutput>,
+  depth: number
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
+  if (!task.agent.allowDelegation) return runTask(task, context, task.agent.toolkit, d.models)
+  const caller = task.agent
+  const layer = peerToolkit.toLayer({ delegate: (params) => peerDelegate(d, caller, depth, params) })
+  return runTask(task, context, Toolkit.merge(caller.toolkit, peerToolkit), d.models).pipe(Effect.provide(layer))
+}
+
+const peerDelegate = (
+  d: Delegations,
+  caller: Agent.Any,
+  depth: number,
+  params: typeof DelegateParameters.Type
+): Effect.Effect<string, string> =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const base = {
+      kind: "peer" as const,
+      delegatingRole: caller.role,
+      depth,
+      request: request(yield* uuid, params.agentRole, params.taskDescription)
+    }
+    const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
+    if (params.agentRole.trim().length === 0) {
+      return yield* blocked("Error: agentRole must not be blank. Give the role of the agent to delegate to.")
+    }
+    if (params.taskDescription.trim().length === 0) {
+      return yield* blocked("Error: taskDescription must not be blank. Describe the subtask to delegate.")
+    }
+    if (depth >= d.maxDepth) {
+      return yield* blocked(
+        `Delegation depth limit reached (max: ${d.maxDepth}, current: ${depth}). Complete this task yourself without further delegation.`
+      )
+    }
+    if (Role.same(params.agentRole, caller.role)) {
+      return yield* blocked(`Cannot delegate to yourself (role: '${caller.role}'). Choose a different agent.`)
+    }
+    const worker = d.agents.find((agent) => Role.same(agent.role, params.agentRole))
+    if (worker === undefined) {
+      return yield* blocked(`Agent not found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
+    }
+    const work: ResolvedTask = {
+      description: params.taskDescription,
+      expectedOutput: "Complete the assigned subtask thoroughly",
+      agent: worker,
+      outputType: undefined,
+      maxOutputRetries: 0
+    }
+    return yield* runAgent(d, work, [], depth + 1).pipe(
+      Effect.provide(d.services),
+      Effect.matchEffect({
+        onFailure: (failure) =>
+          Effect.flatMap(
+            recordFailure(d, base, worker.role, failure.reason, started),
+            () => Effect.fail(`Agent '${worker.role}' failed: ${failure.reason}`)
+          ),
+        onSuccess: (output) => Effect.sync(() => (recordSuccess(d, base, output), output.raw))
+      })
+    )
+  })

@@ -1,0 +1,185 @@
+/**
+ * HIERARCHICAL: a manager agent (built for the run) delegates the tasks to
+ * the workers through a `delegateTask` tool, then writes the final answer.
+ * Constraint guards run on every delegation, in the specification's order
+ * (allowed workers, global cap, per-worker cap, stage order); a blocked
+ * attempt is returned to the manager as the tool's result. Required workers
+ * are checked once the manager is done.
+ *
+ * @internal
+ */
+import { Clock, Effect, type Layer, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import type { ChatModel } from "../../ChatModel.ts"
+import type * as Agent from "../../ensemble/Agent.ts"
+import { ConstraintViolationError, TaskExecutionError } from "../../ensemble/EnsembleError.ts"
+import type { HierarchicalConstraints } from "../../ensemble/HierarchicalConstraints.ts"
+import * as Role from "../../ensemble/Role.ts"
+import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import {
+  availableRoles,
+  DelegateParameters,
+  type Delegations,
+  recordFailure,
+  recordSuccess,
+  request,
+  runAgent,
+  uuid
+} from "./delegation.ts"
+import { type ResolvedTask, runTask } from "./runTask.ts"
+
+/** @internal the manager's settings */
+export interface ManagerOptions {
+  readonly llm: Layer.Layer<ChatModel> | undefined
+  readonly maxIterations: number
+}
+
+const DelegateTask = Tool.make("delegateTask", {
+  description: "Delegate a task to a worker agent. Give the worker's role and a clear description of the task. " +
+    "Use it for each task a team member should do.",
+  parameters: DelegateParameters,
+  success: Schema.String,
+  failure: Schema.String
+})
+const managerToolkit = Toolkit.make(DelegateTask)
+
+/** @internal the reserved role of the manager */
+export const managerRole = "Manager"
+
+const managerAgent = (workers: ReadonlyArray<Agent.Any>, options: ManagerOptions): Agent.Any => ({
+  _tag: "Agent",
+  role: managerRole,
+  goal: "Coordinate the worker agents to complete every task, then combine their results into one final answer",
+  background: "Your team:\n" +
+    workers.map((worker, index) =>
+      `${index + 1}. ${worker.role}\n   Goal: ${worker.goal}${
+        worker.background.trim().length > 0 ? `\n   Background: ${worker.background}` : ""
+      }`
+    ).join("\n") +
+    "\n\nUse the delegateTask tool to give work to your team, review what they return, and write the final answer.",
+  toolkit: managerToolkit,
+  llm: options.llm,
+  allowDelegation: false,
+  verbose: false,
+  maxIterations: options.maxIterations,
+  responseFormat: ""
+})
+
+const managerTask = (tasks: ReadonlyArray<ResolvedTask>, manager: Agent.Any): ResolvedTask => ({
+  description: "Coordinate your team to complete these tasks:\n\n" +
+    tasks.map((task, index) => `Task ${index + 1}: ${task.description}\nExpected output: ${task.expectedOutput}`)
+      .join("\n\n") +
+    "\n\nDelegate each task to the most suitable team member with delegateTask. When all are done, " +
+    "combine the results into a final answer.",
+  expectedOutput: "A final answer combining the outputs of all delegated tasks",
+  agent: manager,
+  outputType: undefined,
+  maxOutputRetries: 0
+})
+
+/** @internal */
+export const hierarchical = (
+  d: Delegations,
+  tasks: ReadonlyArray<ResolvedTask>,
+  constraints: HierarchicalConstraints,
+  options: ManagerOptions
+): Effect.Effect<ReadonlyArray<TaskOutput>, TaskExecutionError | ConstraintViolationError, ChatModel> =>
+  Effect.gen(function*() {
+    const allowed = new Set((constraints.allowedWorkers ?? []).map(Role.key))
+    const caps = new Map(Object.entries(constraints.maxCallsPerWorker ?? {}).map(([role, cap]) => [Role.key(role), cap]))
+    const globalCap = constraints.globalMaxDelegations ?? 0
+    const stages = (constraints.requiredStages ?? []).map((stage) => stage.map((role) => role))
+    const approved = new Map<string, number>()
+    let approvedTotal = 0
+    const completed = new Set<string>()
+    const workerOutputs: Array<TaskOutput> = []
+
+    const guard = (worker: Agent.Any): string | undefined => {
+      const key = Role.key(worker.role)
+      if (allowed.size > 0 && !allowed.has(key)) {
+        return `Worker '${worker.role}' is not in the allowed workers list. Allowed: [${(constraints.allowedWorkers ?? []).join(", ")}]`
+      }
+      if (globalCap > 0 && approvedTotal >= globalCap) {
+        return `Global delegation cap of ${globalCap} reached. No further delegations are permitted in this run.`
+      }
+      const cap = caps.get(key)
+      if (cap !== undefined && (approved.get(key) ?? 0) >= cap) {
+        return `Worker '${worker.role}' has reached its per-worker delegation cap of ${cap}.`
+      }
+      const stage = stages.findIndex((roles) => roles.some((role) => Role.same(role, worker.role)))
+      for (let earlier = 0; earlier < stage; earlier++) {
+        const waiting = stages[earlier].find((role) => !completed.has(Role.key(role)))
+        if (waiting !== undefined) {
+          return `Worker '${worker.role}' cannot be delegated to yet: stage ${earlier + 1} worker '${waiting}' has not yet completed. All workers in earlier stages must complete before this stage can begin.`
+        }
+      }
+      return undefined
+    }
+
+    const delegateTask = (params: typeof DelegateParameters.Type): Effect.Effect<string, string> =>
+      Effect.gen(function*() {
+        const started = yield* Clock.currentTimeMillis
+        const base = {
+          kind: "manager" as const,
+          delegatingRole: managerRole,
+          depth: 0,
+          request: request(yield* uuid, params.agentRole, params.taskDescription)
+        }
+        const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
+        if (params.agentRole.trim().length === 0) return yield* blocked("Error: agentRole must not be blank.")
+        if (params.taskDescription.trim().length === 0) return yield* blocked("Error: taskDescription must not be blank.")
+        const worker = d.agents.find((agent) => Role.same(agent.role, params.agentRole))
+        if (worker === undefined) {
+          return yield* blocked(`No agent found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
+        }
+        const rejected = guard(worker)
+        if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
+        const key = Role.key(worker.role)
+        approved.set(key, (approved.get(key) ?? 0) + 1)
+        approvedTotal++
+        const work: ResolvedTask = {
+          description: params.taskDescription,
+          expectedOutput: "Complete the assigned task thoroughly",
+          agent: worker,
+          outputType: undefined,
+          maxOutputRetries: 0
+        }
+        return yield* runAgent(d, work, [], 1).pipe(
+          Effect.provide(d.services),
+          Effect.matchEffect({
+            onFailure: (failure) =>
+              Effect.flatMap(
+                recordFailure(d, base, worker.role, failure.reason, started),
+                () => Effect.fail(`Worker '${worker.role}' failed: ${failure.reason}`)
+              ),
+            onSuccess: (output) =>
+              Effect.sync(() => {
+                completed.add(key)
+                workerOutputs.push(output)
+                recordSuccess(d, base, output)
+                return output.raw
+              })
+          })
+        )
+      })
+
+    const manager = managerAgent(d.agents, options)
+    const layer = managerToolkit.toLayer({ delegateTask })
+    const managerOutput = yield* runTask(managerTask(tasks, manager), [], managerToolkit, d.models).pipe(
+      Effect.provide(layer),
+      Effect.mapError((failure) =>
+        new TaskExecutionError({
+          taskDescription: "Hierarchical workflow manager",
+          agentRole: managerRole,
+          reason: `Hierarchical workflow manager failed: ${failure.reason}`,
+          completedOutputs: [...workerOutputs]
+        })
+      )
+    )
+    const outputs = [...workerOutputs, managerOutput]
+    const violations = (constraints.requiredWorkers ?? [])
+      .filter((role) => !completed.has(Role.key(role)))
+      .map((role) => `Required worker '${role}' was not delegated to during this run.`)
+    if (violations.length > 0) return yield* new ConstraintViolationError({ violations, completedOutputs: outputs })
+    return outputs
+  })

@@ -1,0 +1,199 @@
+/**
+ * One task, run by its agent: a `Chain.run` with the agent's tools and model,
+ * `maxIterations` as `maxRuns` (with a final answer at the limit), then, for
+ * a task with an `outputType`, decoding the answer and asking again on a
+ * failure, up to `maxOutputRetries` times.
+ *
+ * @internal
+ */
+import { Clock, type Context, DateTime, Duration, Effect, type Layer, Schema } from "effect"
+import { Tool } from "effect/ai"
+import type { Toolkit } from "effect/ai"
+import * as Chain from "../../Chain.ts"
+import { ChatModel } from "../../ChatModel.ts"
+import * as Mode from "../../Mode.ts"
+import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
+import * as AgentPrompt from "../../ensemble/AgentPrompt.ts"
+import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+
+/** @internal a task with its templates filled */
+export interface ResolvedTask {
+  readonly description: string
+  readonly expectedOutput: string
+  readonly agent: AnyAgent
+  readonly outputType: Schema.Codec<unknown, unknown> | undefined
+  readonly maxOutputRetries: number
+}
+
+/** @internal why a task failed */
+export class TaskFailure {
+  readonly reason: string
+  constructor(reason: string) {
+    this.reason = reason
+  }
+}
+
+const countToolCalls = (chain: Chain.Chain): number => {
+  let count = 0
+  for (const message of chain.messages) {
+    if (message.role === "tool") count += message.content.length
+  }
+  return count
+}
+
+/** The end of the balanced `{…}` or `[…]` starting at `start` (strings respected), or -1. */
+const balancedEnd = (text: string, start: number): number => {
+  let depth = 0
+  let inString = false
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === "\"") inString = false
+      continue
+    }
+    if (c === "\"") inString = true
+    else if (c === "{" || c === "[") depth++
+    else if (c === "}" || c === "]") {
+      depth--
+      if (depth === 0) return i
+    }
+  }
+  return -1
+}
+
+/**
+ * Reads the JSON in an answer: the whole text, else a fenced block, else the
+ * first balanced object or array in the prose that parses.
+ */
+const parseJson = (text: string): unknown => {
+  const trimmed = text.trim()
+  try {
+    return JSON.parse(trimmed)
+  } catch (error) {
+    const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(trimmed)
+    if (fenced !== null) return JSON.parse(fenced[1].trim())
+    for (let start = 0; start < trimmed.length; start++) {
+      if (trimmed[start] !== "{" && trimmed[start] !== "[") continue
+      const end = balancedEnd(trimmed, start)
+      if (end < 0) continue
+      try {
+        return JSON.parse(trimmed.slice(start, end + 1))
+      } catch {
+        // not this span; try the next one
+      }
+    }
+    throw error
+  }
+}
+
+const decodeOutput = (schema: Schema.Codec<unknown, unknown>, text: string): Effect.Effect<unknown, string> => {
+  let json: unknown
+  try {
+    json = parseJson(text)
+  } catch (error) {
+    return Effect.fail(`not valid JSON (${(error as SyntaxError).message})`)
+  }
+  return Schema.decodeUnknownEffect(schema)(json).pipe(Effect.mapError((error) => error.message))
+}
+
+/** Decodes the answer; on failure asks the agent again in a short separate conversation. */
+const structured = (
+  task: ResolvedTask,
+  system: string,
+  schema: Schema.Codec<unknown, unknown>,
+  jsonSchema: unknown,
+  first: string
+): Effect.Effect<{ readonly raw: string; readonly parsed: unknown }, TaskFailure, ChatModel> => {
+  const attempt = (
+    raw: string,
+    retriesLeft: number,
+    errors: ReadonlyArray<string>
+  ): Effect.Effect<{ readonly raw: string; readonly parsed: unknown }, TaskFailure, ChatModel> =>
+    Effect.matchEffect(decodeOutput(schema, raw), {
+      onSuccess: (parsed) => Effect.succeed({ raw, parsed }),
+      onFailure: (error) => {
+        const all = [...errors, error]
+        if (retriesLeft === 0) {
+          return Effect.fail(
+            new TaskFailure(
+              `the output did not match the task's outputType after ${all.length} attempt(s); last error: ${error}`
+            )
+          )
+        }
+        const ask = Chain.make({ system, user: AgentPrompt.correction(error, raw, jsonSchema) })
+        return Chain.run(ask, { mode: Mode.whileNeedsResponse, maxRuns: 1 }).pipe(
+          Effect.mapError((failure) => new TaskFailure(failure.message)),
+          Effect.flatMap((outcome) => attempt(Chain.text(outcome.chain), retriesLeft - 1, all))
+        )
+      }
+    })
+  return attempt(first, task.maxOutputRetries, [])
+}
+
+/**
+ * Runs one task. The result's `raw` is the agent's final text (for a task
+ * with an `outputType`, the text that decoded).
+ *
+ * @internal
+ */
+export const runTask = (
+  task: ResolvedTask,
+  context: ReadonlyArray<TaskOutput>,
+  toolkit: Toolkit.Any = task.agent.toolkit,
+  models?: ModelCache
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
+  const agent = task.agent
+  const jsonSchema = task.outputType === undefined ? undefined : Tool.getJsonSchemaFromSchema(task.outputType)
+  const system = AgentPrompt.system(agent)
+  const chain = Chain.make({
+    system,
+    user: AgentPrompt.user({
+      description: task.description,
+      expectedOutput: task.expectedOutput,
+      context,
+      ...(jsonSchema === undefined ? {} : { jsonSchema })
+    })
+  }).copy({ toolkit }) // handlers: required by Ensemble.run's type, resolved at run time
+  const work = Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const outcome = yield* Chain.run(chain, {
+      mode: Mode.whileNeedsResponse,
+      maxRuns: agent.maxIterations,
+      onMaxRuns: "final-answer"
+    }).pipe(Effect.mapError((error) => new TaskFailure(error.message)))
+    if (outcome._tag === "Pause") {
+      return yield* Effect.fail(new TaskFailure(`the agent's run paused (${outcome.reason._tag}) and tasks cannot wait`))
+    }
+    const text = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
+      ? (outcome.extra as ReadonlyArray<{ readonly encoded: unknown }>).map((r) =>
+        typeof r.encoded === "string" ? r.encoded : JSON.stringify(r.encoded)
+      ).join("\n\n")
+      : Chain.text(outcome.chain)
+    const result = task.outputType === undefined
+      ? { raw: text, parsed: undefined }
+      : yield* structured(task, system, task.outputType, jsonSchema, text)
+    const finished = yield* Clock.currentTimeMillis
+    const output: TaskOutput = {
+      raw: result.raw,
+      taskDescription: task.description,
+      agentRole: agent.role,
+      completedAt: DateTime.makeUnsafe(finished),
+      duration: Duration.millis(finished - started),
+      toolCallCount: countToolCalls(outcome.chain),
+      ...(task.outputType === undefined ? {} : { parsedOutput: result.parsed })
+    }
+    return output
+  })
+  if (agent.llm === undefined) return work
+  const built = models?.get(agent.llm)
+  return built === undefined ? Effect.provide(work, agent.llm) : Effect.provide(work, built)
+}
+
+/**
+ * The agents' own models, built once per run (a model layer may hold state:
+ * a client, a rate limiter, usage counts).
+ *
+ * @internal
+ */
+export type ModelCache = ReadonlyMap<Layer.Layer<ChatModel>, Context.Context<ChatModel>>

@@ -1,0 +1,40 @@
+/**
+ * SEQUENTIAL: tasks in list order; a failure stops the run and carries the
+ * outputs completed before it.
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import type { ChatModel } from "../../ChatModel.ts"
+import { TaskExecutionError } from "../../ensemble/EnsembleError.ts"
+import type { Task } from "../../ensemble/Task.ts"
+import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import type { ResolvedTask, TaskFailure } from "./runTask.ts"
+
+/** @internal */
+export const sequential = (
+  tasks: ReadonlyArray<Task>,
+  resolved: ReadonlyMap<Task, ResolvedTask>,
+  runTask: (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => Effect.Effect<TaskOutput, TaskFailure, ChatModel>
+): Effect.Effect<ReadonlyArray<readonly [Task, TaskOutput]>, TaskExecutionError, ChatModel> =>
+  Effect.gen(function*() {
+    const outputs = new Map<Task, TaskOutput>()
+    const done: Array<readonly [Task, TaskOutput]> = []
+    for (const task of tasks) {
+      const current = resolved.get(task)!
+      const context = task.context.map((dependency) => outputs.get(dependency)!)
+      const output = yield* runTask(current, context).pipe(
+        Effect.mapError((failure) =>
+          new TaskExecutionError({
+            taskDescription: current.description,
+            agentRole: current.agent.role,
+            reason: failure.reason,
+            completedOutputs: done.map(([, output]) => output)
+          })
+        )
+      )
+      outputs.set(task, output)
+      done.push([task, output])
+    }
+    return done
+  })
