@@ -1,10 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { Chain } from "../src/index.ts"
 import * as CustomMode from "../examples/custom-mode.ts"
 import * as HumanInTheLoop from "../examples/human-in-the-loop.ts"
+import * as ResearchTeam from "../examples/research-team.ts"
 import * as Quickstart from "../examples/quickstart.ts"
 
 const run = promisify(execFile)
@@ -55,7 +57,40 @@ describe("examples", () => {
       expect(JSON.stringify(outcome.chain.messages[1])).toContain("\"amount\":250")
     }))
 
-  it("the demo command prints the run", async () => {
+  it.effect("research-team runs sequentially, then under a manager with constraints", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const program = Effect.all([ResearchTeam.sequentialRun, ResearchTeam.hierarchicalRun]).pipe(
+        ResearchTeam.printing((text) => lines.push(text)),
+        Effect.provide([ResearchTeam.model.layer, ResearchTeam.ToolHandlers])
+      )
+      const fiber = yield* Effect.forkChild(program)
+      yield* TestClock.adjust("1 minute")
+      const [sequential, hierarchical] = yield* Fiber.join(fiber)
+      expect(sequential.taskOutputs.map((o) => o.agentRole)).toEqual(["Researcher", "Writer", "Reviewer"])
+      expect(sequential.taskOutputs[2].parsedOutput).toEqual({ approved: true, comments: "Accurate and clear." })
+      expect(sequential.totalToolCalls).toBe(1)
+      expect(hierarchical.taskOutputs.map((o) => o.agentRole)).toEqual(["Researcher", "Writer", "Reviewer", "Manager"])
+      expect(hierarchical.raw).toContain("the reviewer approved")
+      // the manager used case-variant roles ("researcher", "REVIEWER"): the same agents for every guard
+      expect(hierarchical.delegations.map((d) => [d.request.agentRole, d.response.workerRole, d.response.status])).toEqual([
+        ["researcher", "Researcher", "SUCCESS"],
+        ["Writer", "Writer", "SUCCESS"],
+        ["REVIEWER", "Reviewer", "SUCCESS"]
+      ])
+      expect(lines).toContain("→ Manager delegates to Researcher")
+      expect(lines.filter((l) => l.startsWith("✓ "))).toHaveLength(7)
+    }))
+
+  it("npm run demo runs the research team", async () => {
+    const { stdout } = await run(process.execPath, ["examples/research-team.ts"], { cwd: process.cwd() })
+    expect(stdout).toContain("== SEQUENTIAL ==")
+    expect(stdout).toContain("final: {\"approved\":true,\"comments\":\"Accurate and clear.\"}")
+    expect(stdout).toContain("== HIERARCHICAL (manager with constraints) ==")
+    expect(stdout).toContain("3 delegation(s): Researcher SUCCESS, Writer SUCCESS, Reviewer SUCCESS")
+  })
+
+  it("the quick start prints the run", async () => {
     const { stdout } = await run(process.execPath, ["examples/quickstart.ts"], { cwd: process.cwd() })
     expect(stdout).toContain("outcome:      Ok (done)")
     expect(stdout).toContain("model calls:  2")

@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
 import type { Tool } from "effect/ai"
 import type * as Chain from "../Chain.ts"
 import type { ChatModel } from "../ChatModel.ts"
@@ -391,3 +391,62 @@ export const run = <R>(
       delegations: d.records
     }
   }).pipe(Effect.scoped)
+
+/**
+ * An ensemble as a service: `run(inputs)` with the model and tool handlers
+ * captured when the layer was built. Get it with `yield* Ensemble.Service`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Ensemble } from "loopwork/ensemble"
+ *
+ * const report = Effect.gen(function*() {
+ *   const team = yield* Ensemble.Service
+ *   const output = yield* team.run({ topic: "Effect" })
+ *   return output.raw
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class Service extends Context.Service<Service, {
+  readonly ensemble: Ensemble<unknown>
+  readonly run: (inputs?: Readonly<Record<string, string>>) => Effect.Effect<EnsembleOutput, EnsembleError>
+}>()("loopwork/ensemble/Ensemble") {}
+
+/**
+ * A layer providing {@link Service}: it validates `config` when built (a
+ * broken rule fails the layer with `ValidationError`) and captures the
+ * `ChatModel` and the tool handlers the runs need.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ChatModel } from "loopwork"
+ * import { Agent, Ensemble, Task } from "loopwork/ensemble"
+ *
+ * const TeamLayer = Layer.unwrap(Effect.gen(function*() {
+ *   const writer = yield* Agent.make({ role: "Writer", goal: "Write clearly" })
+ *   const haiku = yield* Task.make({ description: "A haiku about {topic}", expectedOutput: "A haiku", agent: writer })
+ *   return Ensemble.layer({ agents: [writer], tasks: [haiku] })
+ * }))
+ * const live = TeamLayer.pipe(Layer.provide(ChatModel.scripted([{ text: "…" }]).layer))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = <const Agents extends ReadonlyArray<Agent.Any>>(
+  config: Config<Agents>
+): Layer.Layer<Service, ValidationError, ChatModel | HandlersOfAgent<Agents[number]>> =>
+  Layer.effect(
+    Service,
+    Effect.gen(function*() {
+      const ensemble = yield* make(config)
+      const services = yield* Effect.context<ChatModel | HandlersOfAgent<Agents[number]>>()
+      return {
+        ensemble: ensemble as Ensemble<unknown>,
+        run: (inputs?: Readonly<Record<string, string>>) => Effect.provide(run(ensemble, inputs), services)
+      }
+    })
+  )

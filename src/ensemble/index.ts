@@ -10,8 +10,10 @@ export * as Agent from "./Agent.ts"
 export * as AgentPrompt from "./AgentPrompt.ts"
 /** Delegation requests, responses and records. @since 0.1.0 */
 export * as Delegation from "./Delegation.ts"
-/** Building and running an ensemble. @since 0.1.0 */
+/** Building and running an ensemble; the Ensemble service and layer. @since 0.1.0 */
 export * as Ensemble from "./Ensemble.ts"
+/** Events of a run, and the sink they go to. @since 0.1.0 */
+export * as EnsembleEvent from "./EnsembleEvent.ts"
 /** The typed failures of an ensemble. @since 0.1.0 */
 export * as EnsembleError from "./EnsembleError.ts"
 /** Constraints on a HIERARCHICAL run's manager. @since 0.1.0 */

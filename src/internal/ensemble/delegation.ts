@@ -9,6 +9,7 @@ import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../../ensemble/Agent.ts"
 import type { DelegationRecord, DelegationRequest } from "../../ensemble/Delegation.ts"
+import { publish } from "../../ensemble/EnsembleEvent.ts"
 import * as Role from "../../ensemble/Role.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 import { type ModelCache, type ResolvedTask, type TaskFailure, runTask } from "./runTask.ts"
@@ -62,15 +63,16 @@ export const request = (taskId: string, agentRole: string, taskDescription: stri
   metadata: {}
 })
 
-/** @internal records a blocked or failed attempt */
+/** @internal records a blocked (`rejected`) or failed attempt, and publishes it */
 export const recordFailure = (
   d: Delegations,
   base: Omit<DelegationRecord, "response">,
   workerRole: string,
   error: string,
-  started: number
+  started: number,
+  rejected = true
 ) =>
-  Effect.map(Clock.currentTimeMillis, (now) => {
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
     d.records.push({
       ...base,
       response: {
@@ -84,14 +86,31 @@ export const recordFailure = (
         duration: Duration.millis(now - started)
       }
     })
+    const ids = { taskId: base.request.taskId, delegatingRole: base.delegatingRole }
+    return publish(
+      rejected
+        ? { _tag: "DelegationRejected", ...ids, agentRole: base.request.agentRole, reason: error }
+        : { _tag: "DelegationFailed", ...ids, workerRole, reason: error }
+    )
   })
 
-/** @internal records a successful attempt */
+/** @internal publishes the start of an approved delegation */
+export const started_ = (base: Omit<DelegationRecord, "response">, workerRole: string) =>
+  publish({
+    _tag: "DelegationStarted",
+    taskId: base.request.taskId,
+    delegatingRole: base.delegatingRole,
+    workerRole,
+    taskDescription: base.request.taskDescription,
+    depth: base.depth
+  })
+
+/** @internal records a successful attempt, and publishes it */
 export const recordSuccess = (
   d: Delegations,
   base: Omit<DelegationRecord, "response">,
   output: TaskOutput
-) =>
+): Effect.Effect<void> => {
   d.records.push({
     ...base,
     response: {
@@ -105,6 +124,14 @@ export const recordSuccess = (
       duration: output.duration
     }
   })
+  return publish({
+    _tag: "DelegationCompleted",
+    taskId: base.request.taskId,
+    delegatingRole: base.delegatingRole,
+    workerRole: output.agentRole,
+    durationMillis: Duration.toMillis(output.duration)
+  })
+}
 
 /** @internal the roles of the ensemble, as listed in messages */
 export const availableRoles = (d: Delegations): string => `[${d.agents.map((agent) => agent.role).join(", ")}]`
@@ -134,14 +161,14 @@ const peerDelegate = (
   params: typeof DelegateParameters.Type
 ): Effect.Effect<string, string> =>
   Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
+    const startedAt = yield* Clock.currentTimeMillis
     const base = {
       kind: "peer" as const,
       delegatingRole: caller.role,
       depth,
       request: request(yield* uuid, params.agentRole, params.taskDescription)
     }
-    const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
+    const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, startedAt), reason)
     if (params.agentRole.trim().length === 0) {
       return yield* blocked("Error: agentRole must not be blank. Give the role of the agent to delegate to.")
     }
@@ -167,15 +194,16 @@ const peerDelegate = (
       outputType: undefined,
       maxOutputRetries: 0
     }
+    yield* started_(base, worker.role)
     return yield* runAgent(d, work, [], depth + 1).pipe(
       Effect.provide(d.services),
       Effect.matchEffect({
         onFailure: (failure) =>
           Effect.flatMap(
-            recordFailure(d, base, worker.role, failure.reason, started),
+            recordFailure(d, base, worker.role, failure.reason, startedAt, false),
             () => Effect.fail(`Agent '${worker.role}' failed: ${failure.reason}`)
           ),
-        onSuccess: (output) => Effect.sync(() => (recordSuccess(d, base, output), output.raw))
+        onSuccess: (output) => Effect.as(recordSuccess(d, base, output), output.raw)
       })
     )
   })

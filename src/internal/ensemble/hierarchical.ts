@@ -24,6 +24,7 @@ import {
   recordSuccess,
   request,
   runAgent,
+  started_,
   uuid
 } from "./delegation.ts"
 import { type ResolvedTask, runTask } from "./runTask.ts"
@@ -144,20 +145,20 @@ export const hierarchical = (
           outputType: undefined,
           maxOutputRetries: 0
         }
+        yield* started_(base, worker.role)
         return yield* runAgent(d, work, [], 1).pipe(
           Effect.provide(d.services),
           Effect.matchEffect({
             onFailure: (failure) =>
               Effect.flatMap(
-                recordFailure(d, base, worker.role, failure.reason, started),
+                recordFailure(d, base, worker.role, failure.reason, started, false),
                 () => Effect.fail(`Worker '${worker.role}' failed: ${failure.reason}`)
               ),
             onSuccess: (output) =>
-              Effect.sync(() => {
+              Effect.suspend(() => {
                 completed.add(key)
                 workerOutputs.push(output)
-                recordSuccess(d, base, output)
-                return output.raw
+                return Effect.as(recordSuccess(d, base, output), output.raw)
               })
           })
         )

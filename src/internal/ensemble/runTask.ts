@@ -14,6 +14,7 @@ import { ChatModel } from "../../ChatModel.ts"
 import * as Mode from "../../Mode.ts"
 import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
 import * as AgentPrompt from "../../ensemble/AgentPrompt.ts"
+import { publish } from "../../ensemble/EnsembleEvent.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 
 /** @internal a task with its templates filled */
@@ -170,6 +171,20 @@ export const runTask = (
         typeof r.encoded === "string" ? r.encoded : JSON.stringify(r.encoded)
       ).join("\n\n")
       : Chain.text(outcome.chain)
+    for (const message of outcome.chain.messages) {
+      if (message.role !== "tool") continue
+      for (const part of message.content) {
+        if (part.type !== "tool-result") continue
+        yield* publish({
+          _tag: "ToolCalled",
+          agentRole: agent.role,
+          taskDescription: task.description,
+          tool: part.name,
+          callId: part.id,
+          isFailure: part.isFailure
+        })
+      }
+    }
     const result = task.outputType === undefined
       ? { raw: text, parsed: undefined }
       : yield* structured(task, system, task.outputType, jsonSchema, text)
@@ -185,9 +200,24 @@ export const runTask = (
     }
     return output
   })
-  if (agent.llm === undefined) return work
+  const observed = publish({ _tag: "TaskStarted", taskDescription: task.description, agentRole: agent.role }).pipe(
+    Effect.andThen(work),
+    Effect.tap((output) =>
+      publish({
+        _tag: "TaskCompleted",
+        taskDescription: task.description,
+        agentRole: agent.role,
+        durationMillis: Duration.toMillis(output.duration),
+        toolCallCount: output.toolCallCount
+      })
+    ),
+    Effect.tapError((failure) =>
+      publish({ _tag: "TaskFailed", taskDescription: task.description, agentRole: agent.role, reason: failure.reason })
+    )
+  )
+  if (agent.llm === undefined) return observed
   const built = models?.get(agent.llm)
-  return built === undefined ? Effect.provide(work, agent.llm) : Effect.provide(work, built)
+  return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)
 }
 
 /**
