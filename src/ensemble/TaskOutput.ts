@@ -56,7 +56,7 @@ export const EnsembleOutput = Schema.Struct({
   taskOutputs: Schema.Array(TaskOutput),
   totalDuration: Schema.DurationFromMillis,
   totalToolCalls: Schema.Int,
-  /** Every delegation attempt of the run (manager and peer), in order. */
+  /** Every delegation attempt of the run (manager and peer), in the order they ended (a nested attempt before the one containing it). */
   delegations: Schema.Array(DelegationRecord)
 }).annotate({ identifier: "EnsembleOutput" })
 

@@ -45,7 +45,7 @@ const hex = (n: number) => n.toString(16).padStart(2, "0")
 /** @internal a UUID v4 drawn from Effect's `Random` (so tests can seed it) */
 export const uuid: Effect.Effect<string> = Effect.gen(function*() {
   const bytes: Array<number> = []
-  for (let i = 0; i < 16; i++) bytes.push(yield* Random.nextIntBetween(0, 256))
+  for (let i = 0; i < 16; i++) bytes.push(yield* Random.nextIntBetween(0, 256, { halfOpen: true }))
   bytes[6] = (bytes[6] & 0x0f) | 0x40
   bytes[8] = (bytes[8] & 0x3f) | 0x80
   const h = bytes.map(hex).join("")
