@@ -78,6 +78,8 @@ export interface Ensemble<R = never> {
   readonly workflow: Workflow
   /** Inputs set at build time; `run(inputs)` overrides them key by key. */
   readonly inputs: Readonly<Record<string, string>>
+  /** Log each task's start and end at INFO level. */
+  readonly verbose: boolean
   /** PARALLEL: tasks running at once. */
   readonly concurrency: number | "unbounded"
   /** PARALLEL: what a failure does to the rest of the run. */
@@ -115,6 +117,8 @@ export interface Config<Agents extends ReadonlyArray<Agent.Any>> {
   /** Default `"SEQUENTIAL"`. */
   readonly workflow?: Workflow | undefined
   readonly inputs?: Readonly<Record<string, string>> | undefined
+  /** Log each task's start and end at INFO level (default false). Agents have their own `verbose` for prompts. */
+  readonly verbose?: boolean | undefined
   /** PARALLEL: tasks running at once (default `"unbounded"`). */
   readonly concurrency?: number | "unbounded" | undefined
   /**
@@ -281,6 +285,7 @@ export const make = <const Agents extends ReadonlyArray<Agent.Any>>(
     tasks: config.tasks,
     workflow: config.workflow ?? "SEQUENTIAL",
     inputs: config.inputs ?? {},
+    verbose: config.verbose ?? false,
     concurrency: config.concurrency ?? defaults.concurrency,
     onError: config.onError ?? defaults.onError,
     constraints: config.constraints ?? {},
@@ -362,7 +367,17 @@ export const run = <R>(
       services: yield* Effect.context<ChatModel>(),
       models
     }
-    const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
+    const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) =>
+      ensemble.verbose
+        ? Effect.logInfo(`Task started: '${task.description}' (agent '${task.agent.role}')`).pipe(
+          Effect.andThen(runAgent(d, task, context, 0)),
+          Effect.tap((output) =>
+            Effect.logInfo(
+              `Task completed: '${task.description}' in ${Duration.format(output.duration)}, ${output.toolCallCount} tool call(s)`
+            )
+          )
+        )
+        : runAgent(d, task, context, 0)
     let pairs: ReadonlyArray<readonly [Task | undefined, TaskOutput]>
     if (ensemble.workflow === "HIERARCHICAL") {
       const outputs = yield* hierarchical(d, ensemble.tasks.map((task) => resolved.get(task)!), ensemble.constraints, {

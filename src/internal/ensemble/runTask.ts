@@ -34,6 +34,14 @@ export class TaskFailure {
   }
 }
 
+const textOfLast = (chain: Chain.Chain): string => {
+  const last = chain.messages[chain.messages.length - 1]
+  if (last === undefined) return ""
+  return typeof last.content === "string"
+    ? last.content
+    : last.content.map((part) => (part.type === "text" ? part.text : "")).join("")
+}
+
 const countToolCalls = (chain: Chain.Chain): number => {
   let count = 0
   for (const message of chain.messages) {
@@ -158,6 +166,10 @@ export const runTask = (
   }).copy({ toolkit }) // handlers: required by Ensemble.run's type, resolved at run time
   const work = Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
+    if (agent.verbose) {
+      yield* Effect.logInfo(`[${agent.role}] system prompt:\n${system}`)
+      yield* Effect.logInfo(`[${agent.role}] task prompt:\n${textOfLast(chain)}`)
+    }
     const outcome = yield* Chain.run(chain, {
       mode: Mode.whileNeedsResponse,
       maxRuns: agent.maxIterations,
@@ -189,6 +201,7 @@ export const runTask = (
       ? { raw: text, parsed: undefined }
       : yield* structured(task, system, task.outputType, jsonSchema, text)
     const finished = yield* Clock.currentTimeMillis
+    if (agent.verbose) yield* Effect.logInfo(`[${agent.role}] answer:\n${result.raw}`)
     const output: TaskOutput = {
       raw: result.raw,
       taskDescription: task.description,

@@ -1,0 +1,138 @@
+/**
+ * The ensemble as a layer and service, its events, and verbose logging.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { ChatModel } from "../../src/index.ts"
+import { Agent, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
+
+const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ q: Schema.String }), success: Schema.String })
+const tools = Toolkit.make(Lookup)
+const handlers = tools.toLayer({ lookup: ({ q }) => Effect.succeed(`found ${q}`) })
+
+const team = Effect.gen(function*() {
+  const researcher = yield* Agent.make({ role: "Researcher", goal: "Research", toolkit: tools, verbose: true })
+  const writer = yield* Agent.make({ role: "Writer", goal: "Write" })
+  const research = yield* Task.make({ description: "Research {topic}", expectedOutput: "Notes", agent: researcher })
+  const write = yield* Task.make({ description: "Write", expectedOutput: "Text", agent: writer, context: [research] })
+  return { agents: [researcher, writer] as const, tasks: [research, write] }
+})
+
+const script = () =>
+  ChatModel.scripted([
+    { toolCalls: [{ id: "c1", name: "lookup", params: { q: "effect" } }] },
+    { text: "notes" },
+    { text: "the text" }
+  ])
+
+describe("Ensemble.layer and Ensemble.Service", () => {
+  it.effect("the service runs the ensemble with the model and handlers captured when the layer was built", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const model = script()
+      const live = Ensemble.layer({ agents, tasks }).pipe(Layer.provide([model.layer, handlers]))
+      const output = yield* Effect.gen(function*() {
+        const service = yield* Ensemble.Service
+        expect(service.ensemble.tasks).toHaveLength(2)
+        return yield* service.run({ topic: "Effect" })
+      }).pipe(Effect.provide(live))
+      expect(output.raw).toBe("the text")
+      expect(output.totalToolCalls).toBe(1)
+      expect(model.calls).toBe(3)
+    }))
+
+  it.effect("a broken rule fails the layer with ValidationError", () =>
+    Effect.gen(function*() {
+      const { agents } = yield* team
+      const live = Ensemble.layer({ agents, tasks: [] }).pipe(Layer.provide([script().layer, handlers]))
+      const error = yield* Effect.flip(Effect.provide(Effect.service(Ensemble.Service), live))
+      expect(error._tag).toBe("ValidationError")
+      expect(error.message).toBe("Ensemble must have at least one task")
+    }))
+})
+
+describe("EnsembleEvent", () => {
+  it.effect("a run publishes task, tool and completion events in order; a failing sink does not stop it", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks })
+      const events: Array<EnsembleEvent.EnsembleEvent> = []
+      const output = yield* Ensemble.run(ensemble, { topic: "Effect" }).pipe(
+        Effect.provideService(EnsembleEvent.Sink, {
+          publish: (event) =>
+            Effect.sync(() => events.push(event)).pipe(
+              Effect.andThen(event._tag === "ToolCalled" ? Effect.die("sink broke") : Effect.void)
+            )
+        }),
+        Effect.provide([script().layer, handlers])
+      )
+      expect(output.raw).toBe("the text")
+      expect(events.map((event) => event._tag)).toEqual([
+        "TaskStarted",
+        "ToolCalled",
+        "TaskCompleted",
+        "TaskStarted",
+        "TaskCompleted"
+      ])
+      expect(events[1]).toEqual({
+        _tag: "ToolCalled",
+        agentRole: "Researcher",
+        taskDescription: "Research Effect",
+        tool: "lookup",
+        callId: "c1",
+        isFailure: false
+      })
+      // events are Schema data: they encode to JSON
+      const encoded = Schema.encodeSync(Schema.Array(EnsembleEvent.EnsembleEvent))(events)
+      expect(JSON.parse(JSON.stringify(encoded))).toEqual(encoded)
+    }))
+
+  it.effect("a failed task publishes TaskFailed with the reason", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks })
+      const events: Array<EnsembleEvent.EnsembleEvent> = []
+      const model = ChatModel.scripted([{ fail: "overloaded" }])
+      yield* Effect.flip(
+        Ensemble.run(ensemble, { topic: "Effect" }).pipe(
+          Effect.provideService(EnsembleEvent.Sink, { publish: (event) => Effect.sync(() => events.push(event)) }),
+          Effect.provide([model.layer, handlers])
+        )
+      )
+      expect(events).toEqual([
+        { _tag: "TaskStarted", taskDescription: "Research Effect", agentRole: "Researcher" },
+        {
+          _tag: "TaskFailed",
+          taskDescription: "Research Effect",
+          agentRole: "Researcher",
+          reason: "The model call failed: overloaded"
+        }
+      ])
+    }))
+})
+
+describe("verbose", () => {
+  it.effect("a verbose agent logs its prompts and answer; a verbose ensemble logs each task's start and end", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks, verbose: true })
+      const logs: Array<string> = []
+      const capture = Logger.make<unknown, void>(({ message }) => {
+        logs.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      yield* Ensemble.run(ensemble, { topic: "Effect" }).pipe(
+        Effect.provide([script().layer, handlers, Logger.layer([capture])])
+      )
+      expect(logs[0]).toBe("Task started: 'Research Effect' (agent 'Researcher')")
+      expect(logs[1]).toContain("[Researcher] system prompt:\nYou are Researcher.")
+      expect(logs[2]).toContain("[Researcher] task prompt:\n## Task\nResearch Effect")
+      expect(logs[3]).toBe("[Researcher] answer:\nnotes")
+      expect(logs[4]).toMatch(/^Task completed: 'Research Effect' in .*, 1 tool call\(s\)$/)
+      // the Writer is not verbose: only the ensemble's task lines
+      expect(logs.slice(5)).toEqual([
+        "Task started: 'Write' (agent 'Writer')",
+        expect.stringMatching(/^Task completed: 'Write' in .*, 0 tool call\(s\)$/)
+      ])
+    }))
+})
