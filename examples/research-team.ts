@@ -50,9 +50,9 @@ const reply = (request: ChatModel.GenerateRequest): ChatModel.ScriptedReply => {
       return { text: JSON.stringify({ approved: true, comments: "Accurate and clear." }) }
     case "Manager": {
       const plan = [
-        { agentRole: "researcher", taskDescription: "Research what makes Effect useful for backend services" },
-        { agentRole: "Writer", taskDescription: "Write two sentences from the findings" },
-        { agentRole: "REVIEWER", taskDescription: "Review the two sentences; answer as JSON" }
+        { agentRole: "researcher", taskDescription: "Research what makes Effect useful for backend services", taskNumber: 1 },
+        { agentRole: "Writer", taskDescription: "Write two sentences from the findings", taskNumber: 2 },
+        { agentRole: "REVIEWER", taskDescription: "Review the two sentences", taskNumber: 3 }
       ]
       return toolRounds < plan.length
         ? { toolCalls: [{ name: "delegateTask", params: plan[toolRounds] }] }

@@ -72,6 +72,8 @@ describe("examples", () => {
       expect(sequential.totalToolCalls).toBe(1)
       expect(hierarchical.taskOutputs.map((o) => o.agentRole)).toEqual(["Researcher", "Writer", "Reviewer", "Manager"])
       expect(hierarchical.raw).toContain("the reviewer approved")
+      // numbered delegations keep each task's settings: the reviewer's verdict is decoded here too
+      expect(hierarchical.taskOutputs[2].parsedOutput).toEqual({ approved: true, comments: "Accurate and clear." })
       // the manager used case-variant roles ("researcher", "REVIEWER"): the same agents for every guard
       expect(hierarchical.delegations.map((d) => [d.request.agentRole, d.response.workerRole, d.response.status])).toEqual([
         ["researcher", "Researcher", "SUCCESS"],

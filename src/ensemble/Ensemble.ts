@@ -31,10 +31,19 @@ import type { ChatModel } from "../ChatModel.ts"
 import { type Delegations, runAgent } from "../internal/ensemble/delegation.ts"
 import { hierarchical, managerRole } from "../internal/ensemble/hierarchical.ts"
 import { type ErrorStrategy, parallel } from "../internal/ensemble/parallel.ts"
-import type { ResolvedTask } from "../internal/ensemble/runTask.ts"
+import type { ResolvedTask, TaskFailure } from "../internal/ensemble/runTask.ts"
 import { sequential } from "../internal/ensemble/sequential.ts"
 import type * as Agent from "./Agent.ts"
-import { type EnsembleError, PromptTemplateError, ValidationError } from "./EnsembleError.ts"
+import {
+  ConstraintViolationError,
+  type EnsembleError,
+  ParallelExecutionError,
+  PromptTemplateError,
+  TaskExecutionError,
+  ValidationError
+} from "./EnsembleError.ts"
+import type { DelegationRecord } from "./Delegation.ts"
+import * as ExternalTool from "../ExternalTool.ts"
 import * as HierarchicalConstraints from "./HierarchicalConstraints.ts"
 import * as Role from "./Role.ts"
 import type { Task } from "./Task.ts"
@@ -207,7 +216,7 @@ const validate = (config: Config<ReadonlyArray<Agent.Any>>): Effect.Effect<void,
   // Delegation finds agents by role, so there roles must tell agents apart.
   const byRole = workflow === "HIERARCHICAL" || config.agents.some((agent) => agent.allowDelegation)
   const roles = new Map<string, string>()
-  for (const agent of byRole ? config.agents : []) {
+  for (const agent of byRole ? new Set(config.agents) : []) {
     const seen = roles.get(Role.key(agent.role))
     if (seen !== undefined) {
       return fail(
@@ -231,6 +240,9 @@ const validate = (config: Config<ReadonlyArray<Agent.Any>>): Effect.Effect<void,
         `Task '${task.description}' references agent '${task.agent.role}' which is not in the ensemble's agent list`
       )
     }
+  }
+  for (const task of config.tasks) {
+    if (task.context.includes(task)) return fail("Task cannot reference itself in context")
   }
   const cycle = findCycle(config.tasks)
   if (cycle !== undefined) return fail(`Circular context dependency detected involving task: '${cycle.description}'`)
@@ -324,11 +336,89 @@ const resolveAll = (
   )
 }
 
+/** Runs the ensemble's workflow; pairs each output with its task (none for manager and delegated work). */
+const workflowOf = (
+  ensemble: Ensemble<unknown>,
+  resolved: ReadonlyMap<Task, ResolvedTask>,
+  d: Delegations,
+  runRoot: (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => Effect.Effect<TaskOutput, TaskFailure, ChatModel>
+): Effect.Effect<
+  ReadonlyArray<readonly [Task | undefined, TaskOutput]>,
+  TaskExecutionError | ParallelExecutionError | ConstraintViolationError,
+  ChatModel
+> => {
+  if (ensemble.workflow === "PARALLEL") {
+    return parallel(ensemble.tasks, resolved, { concurrency: ensemble.concurrency, onError: ensemble.onError }, runRoot)
+  }
+  if (ensemble.workflow === "SEQUENTIAL") return sequential(ensemble.tasks, resolved, runRoot)
+  const position = new Map(ensemble.tasks.map((task, index) => [task, index]))
+  const plan = ensemble.tasks.map((task) => ({
+    resolved: resolved.get(task)!,
+    context: task.context.flatMap((dependency) => {
+      const at = position.get(dependency)
+      return at === undefined ? [] : [at]
+    })
+  }))
+  return Effect.map(
+    hierarchical(d, plan, ensemble.constraints, { llm: ensemble.managerLlm, maxIterations: ensemble.managerMaxIterations }),
+    (outputs) => outputs.map((output) => [undefined, output] as const)
+  )
+}
+
+/** The error of a failed run, with the run's delegation records attached. */
+const withDelegations = (
+  error: TaskExecutionError | ParallelExecutionError | ConstraintViolationError,
+  delegations: ReadonlyArray<DelegationRecord>
+): TaskExecutionError | ParallelExecutionError | ConstraintViolationError => {
+  switch (error._tag) {
+    case "TaskExecutionError":
+      return new TaskExecutionError({
+        taskDescription: error.taskDescription,
+        agentRole: error.agentRole,
+        reason: error.reason,
+        completedOutputs: error.completedOutputs,
+        delegations
+      })
+    case "ParallelExecutionError":
+      return new ParallelExecutionError({
+        failures: error.failures,
+        skipped: error.skipped,
+        completedOutputs: error.completedOutputs,
+        delegations
+      })
+    case "ConstraintViolationError":
+      return new ConstraintViolationError({
+        violations: error.violations,
+        completedOutputs: error.completedOutputs,
+        delegations
+      })
+  }
+}
+
+/** Every tool of the agents needs a handler in the run's context (external tools excepted). */
+const checkHandlers = (
+  agents: ReadonlyArray<Agent.Any>,
+  services: Context.Context<never>
+): Effect.Effect<void, ValidationError> => {
+  for (const agent of agents) {
+    for (const tool of Object.values(agent.toolkit.tools)) {
+      if (ExternalTool.isExternal(tool) || services.mapUnsafe.has(tool.id)) continue
+      return fail(
+        `Agent '${agent.role}' has tool '${tool.name}' but no handler for it: provide its handlers with toolkit.toLayer({ ${tool.name}: ... })`
+      )
+    }
+  }
+  return Effect.void
+}
+
 /**
  * Runs an ensemble: fills the templates from `inputs` (on top of the
- * ensemble's own `inputs`), then executes the tasks. Fails with
- * `PromptTemplateError` (before any model call) or `TaskExecutionError`
- * (with the outputs completed so far).
+ * ensemble's own `inputs`), checks that every agent's tools have handlers,
+ * then executes the tasks. Fails with `PromptTemplateError` or
+ * `ValidationError` (before any model call), `TaskExecutionError` (with the
+ * outputs completed so far), `ParallelExecutionError` (PARALLEL with
+ * `onError: "continue"`) or `ConstraintViolationError` (HIERARCHICAL); the
+ * run errors carry the delegation records.
  *
  * @example
  * ```ts
@@ -355,9 +445,11 @@ export const run = <R>(
       if (!used.has(agent)) yield* Effect.logWarning(`Agent '${agent.role}' is not used by any task`)
     }
     const resolved = yield* resolveAll(ensemble.tasks, { ...ensemble.inputs, ...inputs })
+    yield* checkHandlers(ensemble.agents, yield* Effect.context<never>())
     // Each distinct model layer (agents' and the manager's) is built once for the run.
     const models = new Map<Layer.Layer<ChatModel>, Context.Context<ChatModel>>()
-    for (const llm of [...ensemble.agents.map((agent) => agent.llm), ensemble.managerLlm]) {
+    const manager = ensemble.workflow === "HIERARCHICAL" ? [ensemble.managerLlm] : []
+    for (const llm of [...ensemble.agents.map((agent) => agent.llm), ...manager]) {
       if (llm !== undefined && !models.has(llm)) models.set(llm, yield* Layer.build(llm))
     }
     const d: Delegations = {
@@ -365,34 +457,17 @@ export const run = <R>(
       maxDepth: ensemble.maxDelegationDepth,
       records: [],
       services: yield* Effect.context<ChatModel>(),
-      models
+      models,
+      verbose: ensemble.verbose,
+      counters: { peerToolCalls: 0 }
     }
-    const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) =>
-      ensemble.verbose
-        ? Effect.logInfo(`Task started: '${task.description}' (agent '${task.agent.role}')`).pipe(
-          Effect.andThen(runAgent(d, task, context, 0)),
-          Effect.tap((output) =>
-            Effect.logInfo(
-              `Task completed: '${task.description}' in ${Duration.format(output.duration)}, ${output.toolCallCount} tool call(s)`
-            )
-          )
-        )
-        : runAgent(d, task, context, 0)
-    let pairs: ReadonlyArray<readonly [Task | undefined, TaskOutput]>
-    if (ensemble.workflow === "HIERARCHICAL") {
-      const outputs = yield* hierarchical(d, ensemble.tasks.map((task) => resolved.get(task)!), ensemble.constraints, {
-        llm: ensemble.managerLlm,
-        maxIterations: ensemble.managerMaxIterations
-      })
-      pairs = outputs.map((output) => [undefined, output] as const)
-    } else if (ensemble.workflow === "PARALLEL") {
-      pairs = yield* parallel(ensemble.tasks, resolved, { concurrency: ensemble.concurrency, onError: ensemble.onError }, runRoot)
-    } else {
-      pairs = yield* sequential(ensemble.tasks, resolved, runRoot)
-    }
+    const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
+    const pairs = yield* workflowOf(ensemble, resolved, d, runRoot).pipe(
+      Effect.mapError((error) => withDelegations(error, d.records))
+    )
     const taskOutputs = pairs.map(([, output]) => output)
     const finished = yield* Clock.currentTimeMillis
-    let totalToolCalls = 0
+    let totalToolCalls = d.counters.peerToolCalls
     for (const output of taskOutputs) totalToolCalls += output.toolCallCount
     // The final task's output: the last in the list (for PARALLEL, outputs are in completion order).
     const last = ensemble.tasks[ensemble.tasks.length - 1]

@@ -8,10 +8,16 @@
  *   every missing name is reported at once.
  * - `TaskExecutionError`: a task failed; it carries the outputs of the tasks
  *   completed before it, so nothing is lost.
+ * - `ParallelExecutionError`: a PARALLEL run with `onError: "continue"` had
+ *   failures; it lists them, the skipped tasks and every completed output.
+ * - `ConstraintViolationError`: a HIERARCHICAL run broke its constraints.
+ *
+ * The run errors also carry the run's delegation records (`delegations`).
  *
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { DelegationRecord } from "./Delegation.ts"
 import { TaskOutput } from "./TaskOutput.ts"
 
 /**
@@ -77,7 +83,9 @@ export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()
   taskDescription: Schema.String,
   agentRole: Schema.String,
   reason: Schema.String,
-  completedOutputs: Schema.Array(TaskOutput)
+  completedOutputs: Schema.Array(TaskOutput),
+  /** The run's delegation attempts up to the failure. */
+  delegations: Schema.optionalKey(Schema.Array(DelegationRecord))
 }) {
   override get message(): string {
     return `Task '${this.taskDescription}' (agent '${this.agentRole}') failed: ${this.reason}`
@@ -106,7 +114,9 @@ export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()
 export class ParallelExecutionError extends Schema.TaggedError<ParallelExecutionError>()("ParallelExecutionError", {
   failures: Schema.Array(Schema.Struct({ taskDescription: Schema.String, agentRole: Schema.String, reason: Schema.String })),
   skipped: Schema.Array(Schema.String),
-  completedOutputs: Schema.Array(TaskOutput)
+  completedOutputs: Schema.Array(TaskOutput),
+  /** The run's delegation attempts up to the failure. */
+  delegations: Schema.optionalKey(Schema.Array(DelegationRecord))
 }) {
   override get message(): string {
     const failed = this.failures.map((f) => `'${f.taskDescription}' (${f.agentRole}): ${f.reason}`).join("; ")
@@ -137,7 +147,9 @@ export class ParallelExecutionError extends Schema.TaggedError<ParallelExecution
  */
 export class ConstraintViolationError extends Schema.TaggedError<ConstraintViolationError>()("ConstraintViolationError", {
   violations: Schema.Array(Schema.String),
-  completedOutputs: Schema.Array(TaskOutput)
+  completedOutputs: Schema.Array(TaskOutput),
+  /** The run's delegation attempts up to the failure. */
+  delegations: Schema.optionalKey(Schema.Array(DelegationRecord))
 }) {
   override get message(): string {
     return this.violations.length === 1

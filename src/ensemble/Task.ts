@@ -4,11 +4,13 @@
  * output must decode to.
  *
  * `description` and `expectedOutput` may hold `{name}` placeholders, filled
- * from `run(inputs)` (see `Template`). A task cannot list itself in its
- * context: tasks are immutable and a task exists only after its context, so
- * the specification's self-reference rule cannot be broken. `outputType` is
- * a Schema, so the "not a primitive type" rule of the specification does not
- * apply: any Schema works, including strings, numbers and arrays.
+ * from `run(inputs)` (see `Template`). Tasks are frozen and a task exists
+ * only after its context, so `Task.make` cannot build one that lists itself
+ * (`Ensemble.make` still checks hand-built objects: "Task cannot reference
+ * itself in context"). `outputType` is a Schema, so the "not a primitive
+ * type" rule of the specification does not apply: any Schema that decodes
+ * without services works, including strings, numbers and arrays (a plain
+ * text answer is accepted for a string schema).
  *
  * @since 0.1.0
  */
@@ -64,7 +66,8 @@ export interface Options {
   readonly expectedOutput: string
   readonly agent: AnyAgent
   readonly context?: ReadonlyArray<Task> | undefined
-  readonly outputType?: Schema.Top | undefined
+  /** Any Schema that decodes without services (its JSON form is what the agent writes). */
+  readonly outputType?: (Schema.Top & { readonly "DecodingServices": never }) | undefined
   readonly maxOutputRetries?: number | undefined
 }
 
@@ -111,13 +114,14 @@ export const make = (options: Options): Effect.Effect<Task, ValidationError> => 
   if (!Number.isInteger(maxOutputRetries) || maxOutputRetries < 0) {
     return Effect.fail(new ValidationError({ message: `Task maxOutputRetries must be >= 0, got: ${maxOutputRetries}` }))
   }
-  return Effect.succeed({
+  // Immutable: a task cannot be added to its own context after it is made.
+  return Effect.succeed(Object.freeze({
     _tag: "Task",
     description: options.description,
     expectedOutput: options.expectedOutput,
     agent: options.agent,
-    context: options.context ?? [],
+    context: Object.freeze([...(options.context ?? [])]),
     outputType: options.outputType as Schema.Codec<unknown, unknown> | undefined,
     maxOutputRetries
-  })
+  }))
 }

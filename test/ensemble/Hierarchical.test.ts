@@ -29,14 +29,16 @@ const managerSystem = (team: ReadonlyArray<string>): string =>
   ].join("\n\n")
 
 /** The manager's user prompt for a list of (filled) tasks. */
-const managerUser = (tasks: ReadonlyArray<readonly [string, string]>): string =>
+const managerUser = (tasks: ReadonlyArray<readonly [string, string, string]>): string =>
   "## Task\nCoordinate your team to complete these tasks:\n\n" +
-  tasks.map(([description, expected], i) => `Task ${i + 1}: ${description}\nExpected output: ${expected}`).join("\n\n") +
-  "\n\nDelegate each task to the most suitable team member with delegateTask. When all are done, " +
-  "combine the results into a final answer.\n\n" +
+  tasks.map(([description, expected, role], i) =>
+    `Task ${i + 1} (suggested: ${role}): ${description}\nExpected output: ${expected}`
+  ).join("\n\n") +
+  "\n\nDelegate each task to the most suitable team member with delegateTask, passing its number as taskNumber. " +
+  "When all are done, combine the results into a final answer.\n\n" +
   "## Expected output\nA final answer combining the outputs of all delegated tasks"
 
-const managerTaskDescription = (tasks: ReadonlyArray<readonly [string, string]>): string =>
+const managerTaskDescription = (tasks: ReadonlyArray<readonly [string, string, string]>): string =>
   managerUser(tasks).slice("## Task\n".length, managerUser(tasks).indexOf("\n\n## Expected output"))
 
 /** The user prompt of a delegated piece of work. */
@@ -193,10 +195,10 @@ const makeTeam = (
     })
   })
 
-const teamTasks: ReadonlyArray<readonly [string, string]> = [
-  ["Research Effect", "Facts about Effect"],
-  ["Write about Effect", "Two paragraphs"],
-  ["Review the article", "A verdict"]
+const teamTasks: ReadonlyArray<readonly [string, string, string]> = [
+  ["Research Effect", "Facts about Effect", "Researcher"],
+  ["Write about Effect", "Two paragraphs", "Writer"],
+  ["Review the article", "A verdict", "Reviewer"]
 ]
 
 const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

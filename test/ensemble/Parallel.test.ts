@@ -682,9 +682,10 @@ describe("PARALLEL: the graph must be complete and acyclic", () => {
   it.effect("a context cycle fails with ValidationError instead of waiting forever", () =>
     Effect.gen(function*() {
       const writer = yield* makeWriter()
-      const a = yield* Task.make({ description: "Draft A", expectedOutput: "Text", agent: writer })
+      // built by hand on an unfrozen copy: Task.make cannot build a cycle
+      const a: Mutable<Task.Task> = { ...(yield* Task.make({ description: "Draft A", expectedOutput: "Text", agent: writer })) }
       const b = yield* Task.make({ description: "Draft B", expectedOutput: "Text", agent: writer, context: [a] })
-      ;(a as Mutable<Task.Task>).context = [b]
+      a.context = [b]
       const error = yield* Effect.flip(Ensemble.make({ agents: [writer], tasks: [b, a], workflow: "PARALLEL" }))
       expect(error).toBeInstanceOf(EnsembleError.ValidationError)
       expect(error.message).toBe("Circular context dependency detected involving task: 'Draft B'")

@@ -97,6 +97,19 @@ describe("Agent.make validation", () => {
       message: "Agent goal must not be blank"
     }
   ]
+  it.effect("Task.make returns a frozen task: its context cannot be changed afterwards", () =>
+    Effect.gen(function*() {
+      const writer = yield* writerOf()
+      const context: Array<Task.Task> = []
+      const a = yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer, context })
+      context.push(a) // the caller's array is copied, not kept
+      expect(a.context).toEqual([])
+      expect(() => {
+        ;(a as Mutable<Task.Task>).context = [a]
+      }).toThrow(TypeError)
+      expect(() => (a.context as Array<Task.Task>).push(a)).toThrow(TypeError)
+    }))
+
   for (const row of rows) {
     it.effect(`${row.name} -> ValidationError "${row.message}"`, () =>
       Effect.gen(function*() {
@@ -346,29 +359,29 @@ describe("Ensemble.make validation", () => {
     },
     {
       // Task.make cannot build a cycle: a task exists only after the tasks in its
-      // context, and tasks are immutable. So the cycle is made by hand, by
-      // writing to a task's context after the fact.
+      // context, and tasks are frozen. So the cycle is made by hand, on an
+      // unfrozen copy whose context is written after the fact.
       name: "a circular context (A -> B -> A, built by hand)",
       config: Effect.gen(function*() {
         const writer = yield* writerOf()
-        const a = yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer })
+        const a: Mutable<Task.Task> = { ...(yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer })) }
         const b = yield* Task.make({ description: "Task B", expectedOutput: "B", agent: writer, context: [a] })
-        ;(a as Mutable<Task.Task>).context = [b]
+        a.context = [b]
         // In list order the ordering rule would also fail; the cycle is reported first.
         return { agents: [writer], tasks: [a, b] }
       }),
       message: "Circular context dependency detected involving task: 'Task A'"
     },
     {
-      // Built by hand too: Task.make cannot make a task its own context.
+      // Built by hand too: Task.make cannot make a task its own context. The spec's own message.
       name: "a task in its own context (built by hand)",
       config: Effect.gen(function*() {
         const writer = yield* writerOf()
-        const a = yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer })
-        ;(a as Mutable<Task.Task>).context = [a]
+        const a: Mutable<Task.Task> = { ...(yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer })) }
+        a.context = [a]
         return { agents: [writer], tasks: [a] }
       }),
-      message: "Circular context dependency detected involving task: 'Task A'"
+      message: "Task cannot reference itself in context"
     },
     {
       // Built by hand: a three-task cycle behind a valid first task.
@@ -376,10 +389,12 @@ describe("Ensemble.make validation", () => {
       config: Effect.gen(function*() {
         const writer = yield* writerOf()
         const a = yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer })
-        const b = yield* Task.make({ description: "Task B", expectedOutput: "B", agent: writer, context: [a] })
+        const b: Mutable<Task.Task> = {
+          ...(yield* Task.make({ description: "Task B", expectedOutput: "B", agent: writer, context: [a] }))
+        }
         const c = yield* Task.make({ description: "Task C", expectedOutput: "C", agent: writer, context: [b] })
         const d = yield* Task.make({ description: "Task D", expectedOutput: "D", agent: writer, context: [c] })
-        ;(b as Mutable<Task.Task>).context = [a, d]
+        b.context = [a, d]
         return { agents: [writer], tasks: [a, b, c, d] }
       }),
       message: "Circular context dependency detected involving task: 'Task B'"

@@ -23,7 +23,27 @@ export interface Delegations {
   readonly services: Context.Context<ChatModel>
   /** The agents' own models, built once for the run. */
   readonly models: ModelCache
+  /** Log each task's start, end and failure at INFO level. */
+  readonly verbose: boolean
+  /** Tool calls made by agents reached through peer delegation (not in the run's task outputs). */
+  readonly counters: { peerToolCalls: number }
 }
+
+/** @internal logs a task's start, end and failure when the ensemble is verbose */
+export const logged = <R>(
+  d: Delegations,
+  task: ResolvedTask,
+  run: Effect.Effect<TaskOutput, TaskFailure, R>
+): Effect.Effect<TaskOutput, TaskFailure, R> =>
+  !d.verbose ? run : Effect.logInfo(`Task started: '${task.description}' (agent '${task.agent.role}')`).pipe(
+    Effect.andThen(run),
+    Effect.tap((output) =>
+      Effect.logInfo(
+        `Task completed: '${task.description}' in ${Duration.format(output.duration)}, ${output.toolCallCount} tool call(s)`
+      )
+    ),
+    Effect.tapError((failure) => Effect.logInfo(`Task failed: '${task.description}': ${failure.reason}`))
+  )
 
 /** @internal the arguments of both delegation tools */
 export const DelegateParameters = Schema.Struct({
@@ -148,10 +168,14 @@ export const runAgent = (
   context: ReadonlyArray<TaskOutput>,
   depth: number
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
-  if (!task.agent.allowDelegation) return runTask(task, context, task.agent.toolkit, d.models)
+  if (!task.agent.allowDelegation) return logged(d, task, runTask(task, context, task.agent.toolkit, d.models))
   const caller = task.agent
   const layer = peerToolkit.toLayer({ delegate: (params) => peerDelegate(d, caller, depth, params) })
-  return runTask(task, context, Toolkit.merge(caller.toolkit, peerToolkit), d.models).pipe(Effect.provide(layer))
+  return logged(
+    d,
+    task,
+    runTask(task, context, Toolkit.merge(caller.toolkit, peerToolkit), d.models).pipe(Effect.provide(layer))
+  )
 }
 
 const peerDelegate = (
@@ -203,7 +227,11 @@ const peerDelegate = (
             recordFailure(d, base, worker.role, failure.reason, startedAt, false),
             () => Effect.fail(`Agent '${worker.role}' failed: ${failure.reason}`)
           ),
-        onSuccess: (output) => Effect.as(recordSuccess(d, base, output), output.raw)
+        onSuccess: (output) =>
+          Effect.suspend(() => {
+            d.counters.peerToolCalls += output.toolCallCount
+            return Effect.as(recordSuccess(d, base, output), output.raw)
+          })
       })
     )
   })

@@ -20,6 +20,7 @@ import {
   availableRoles,
   DelegateParameters,
   type Delegations,
+  logged,
   recordFailure,
   recordSuccess,
   request,
@@ -29,16 +30,31 @@ import {
 } from "./delegation.ts"
 import { type ResolvedTask, runTask } from "./runTask.ts"
 
+/** @internal one of the ensemble's tasks, with the positions of its context tasks */
+export interface PlannedTask {
+  readonly resolved: ResolvedTask
+  readonly context: ReadonlyArray<number>
+}
+
 /** @internal the manager's settings */
 export interface ManagerOptions {
   readonly llm: Layer.Layer<ChatModel> | undefined
   readonly maxIterations: number
 }
 
+const DelegateTaskParameters = Schema.Struct({
+  ...DelegateParameters.fields,
+  taskNumber: Schema.optionalKey(
+    Schema.Number.annotate({
+      description: "The number of the task in your list, so the worker gets its expected output, format and context"
+    })
+  )
+})
+
 const DelegateTask = Tool.make("delegateTask", {
-  description: "Delegate a task to a worker agent. Give the worker's role and a clear description of the task. " +
-    "Use it for each task a team member should do.",
-  parameters: DelegateParameters,
+  description: "Delegate a task to a worker agent. Give the worker's role, a clear description of the task, and " +
+    "the task's number from your list. Use it for each task a team member should do.",
+  parameters: DelegateTaskParameters,
   success: Schema.String,
   failure: Schema.String
 })
@@ -66,12 +82,13 @@ const managerAgent = (workers: ReadonlyArray<Agent.Any>, options: ManagerOptions
   responseFormat: ""
 })
 
-const managerTask = (tasks: ReadonlyArray<ResolvedTask>, manager: Agent.Any): ResolvedTask => ({
+const managerTask = (tasks: ReadonlyArray<PlannedTask>, manager: Agent.Any): ResolvedTask => ({
   description: "Coordinate your team to complete these tasks:\n\n" +
-    tasks.map((task, index) => `Task ${index + 1}: ${task.description}\nExpected output: ${task.expectedOutput}`)
-      .join("\n\n") +
-    "\n\nDelegate each task to the most suitable team member with delegateTask. When all are done, " +
-    "combine the results into a final answer.",
+    tasks.map(({ resolved: task }, index) =>
+      `Task ${index + 1} (suggested: ${task.agent.role}): ${task.description}\nExpected output: ${task.expectedOutput}`
+    ).join("\n\n") +
+    "\n\nDelegate each task to the most suitable team member with delegateTask, passing its number as taskNumber. " +
+    "When all are done, combine the results into a final answer.",
   expectedOutput: "A final answer combining the outputs of all delegated tasks",
   agent: manager,
   outputType: undefined,
@@ -81,7 +98,7 @@ const managerTask = (tasks: ReadonlyArray<ResolvedTask>, manager: Agent.Any): Re
 /** @internal */
 export const hierarchical = (
   d: Delegations,
-  tasks: ReadonlyArray<ResolvedTask>,
+  tasks: ReadonlyArray<PlannedTask>,
   constraints: HierarchicalConstraints,
   options: ManagerOptions
 ): Effect.Effect<ReadonlyArray<TaskOutput>, TaskExecutionError | ConstraintViolationError, ChatModel> =>
@@ -94,6 +111,8 @@ export const hierarchical = (
     let approvedTotal = 0
     const completed = new Set<string>()
     const workerOutputs: Array<TaskOutput> = []
+    /** The latest output of each task of the list, by position. */
+    const taskOutputs = new Map<number, TaskOutput>()
 
     const guard = (worker: Agent.Any): string | undefined => {
       const key = Role.key(worker.role)
@@ -117,7 +136,7 @@ export const hierarchical = (
       return undefined
     }
 
-    const delegateTask = (params: typeof DelegateParameters.Type): Effect.Effect<string, string> =>
+    const delegateTask = (params: typeof DelegateTaskParameters.Type): Effect.Effect<string, string> =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const base = {
@@ -133,20 +152,33 @@ export const hierarchical = (
         if (worker === undefined) {
           return yield* blocked(`No agent found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
         }
+        const number = params.taskNumber
+        if (number !== undefined && !(Number.isInteger(number) && number >= 1 && number <= tasks.length)) {
+          return yield* blocked(`Error: taskNumber must be a task number from 1 to ${tasks.length}, got: ${number}`)
+        }
         const rejected = guard(worker)
         if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
         const key = Role.key(worker.role)
         approved.set(key, (approved.get(key) ?? 0) + 1)
         approvedTotal++
-        const work: ResolvedTask = {
-          description: params.taskDescription,
-          expectedOutput: "Complete the assigned task thoroughly",
-          agent: worker,
-          outputType: undefined,
-          maxOutputRetries: 0
-        }
+        // A numbered task keeps its own settings: expected output, outputType and retries, and the
+        // outputs of its context tasks that are done.
+        const planned = number === undefined ? undefined : tasks[number - 1]
+        const work: ResolvedTask = planned === undefined
+          ? {
+            description: params.taskDescription,
+            expectedOutput: "Complete the assigned task thoroughly",
+            agent: worker,
+            outputType: undefined,
+            maxOutputRetries: 0
+          }
+          : { ...planned.resolved, description: params.taskDescription, agent: worker }
+        const context = planned === undefined ? [] : planned.context.flatMap((at) => {
+          const output = taskOutputs.get(at)
+          return output === undefined ? [] : [output]
+        })
         yield* started_(base, worker.role)
-        return yield* runAgent(d, work, [], 1).pipe(
+        return yield* runAgent(d, work, context, 1).pipe(
           Effect.provide(d.services),
           Effect.matchEffect({
             onFailure: (failure) =>
@@ -158,6 +190,7 @@ export const hierarchical = (
               Effect.suspend(() => {
                 completed.add(key)
                 workerOutputs.push(output)
+                if (number !== undefined) taskOutputs.set(number - 1, output)
                 return Effect.as(recordSuccess(d, base, output), output.raw)
               })
           })
@@ -166,7 +199,8 @@ export const hierarchical = (
 
     const manager = managerAgent(d.agents, options)
     const layer = managerToolkit.toLayer({ delegateTask })
-    const managerOutput = yield* runTask(managerTask(tasks, manager), [], managerToolkit, d.models).pipe(
+    const coordinate = managerTask(tasks, manager)
+    const managerOutput = yield* logged(d, coordinate, runTask(coordinate, [], managerToolkit, d.models)).pipe(
       Effect.provide(layer),
       Effect.mapError((failure) =>
         new TaskExecutionError({

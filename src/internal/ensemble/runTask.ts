@@ -77,23 +77,23 @@ const balancedEnd = (text: string, start: number): number => {
  */
 const parseJson = (text: string): unknown => {
   const trimmed = text.trim()
-  try {
-    return JSON.parse(trimmed)
-  } catch (error) {
-    const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(trimmed)
-    if (fenced !== null) return JSON.parse(fenced[1].trim())
-    for (let start = 0; start < trimmed.length; start++) {
-      if (trimmed[start] !== "{" && trimmed[start] !== "[") continue
-      const end = balancedEnd(trimmed, start)
-      if (end < 0) continue
-      try {
-        return JSON.parse(trimmed.slice(start, end + 1))
-      } catch {
-        // not this span; try the next one
-      }
-    }
-    throw error
+  const candidates: Array<string> = [trimmed]
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(trimmed)
+  if (fenced !== null) candidates.push(fenced[1].trim())
+  for (let start = 0; start < trimmed.length; start++) {
+    if (trimmed[start] !== "{" && trimmed[start] !== "[") continue
+    const end = balancedEnd(trimmed, start)
+    if (end >= 0) candidates.push(trimmed.slice(start, end + 1))
   }
+  let first: unknown
+  for (const candidate of candidates) {
+    try {
+      return JSON.parse(candidate)
+    } catch (error) {
+      first ??= error
+    }
+  }
+  throw first
 }
 
 const decodeOutput = (schema: Schema.Codec<unknown, unknown>, text: string): Effect.Effect<unknown, string> => {
@@ -101,7 +101,10 @@ const decodeOutput = (schema: Schema.Codec<unknown, unknown>, text: string): Eff
   try {
     json = parseJson(text)
   } catch (error) {
-    return Effect.fail(`not valid JSON (${(error as SyntaxError).message})`)
+    // A plain answer may be the value itself (a string schema).
+    return Schema.decodeUnknownEffect(schema)(text.trim()).pipe(
+      Effect.mapError(() => `not valid JSON (${(error as SyntaxError).message})`)
+    )
   }
   return Schema.decodeUnknownEffect(schema)(json).pipe(Effect.mapError((error) => error.message))
 }
@@ -215,6 +218,10 @@ export const runTask = (
   })
   const observed = publish({ _tag: "TaskStarted", taskDescription: task.description, agentRole: agent.role }).pipe(
     Effect.andThen(work),
+    // A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
+    Effect.catchDefect((defect) =>
+      Effect.fail(new TaskFailure(`unexpected error: ${defect instanceof Error ? defect.message : String(defect)}`))
+    ),
     Effect.tap((output) =>
       publish({
         _tag: "TaskCompleted",
