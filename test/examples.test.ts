@@ -85,7 +85,7 @@ describe("examples", () => {
     }))
 
   it("npm run demo runs the research team", async () => {
-    const { stdout } = await run(process.execPath, ["examples/research-team.ts"], { cwd: process.cwd() })
+    const { stdout } = await run(process.execPath, ["--conditions=source", "examples/research-team.ts"], { cwd: process.cwd() })
     expect(stdout).toContain("== SEQUENTIAL ==")
     expect(stdout).toContain("final: {\"approved\":true,\"comments\":\"Accurate and clear.\"}")
     expect(stdout).toContain("== HIERARCHICAL (manager with constraints) ==")
@@ -93,7 +93,7 @@ describe("examples", () => {
   })
 
   it("the quick start prints the run", async () => {
-    const { stdout } = await run(process.execPath, ["examples/quickstart.ts"], { cwd: process.cwd() })
+    const { stdout } = await run(process.execPath, ["--conditions=source", "examples/quickstart.ts"], { cwd: process.cwd() })
     expect(stdout).toContain("outcome:      Ok (done)")
     expect(stdout).toContain("model calls:  2")
     expect(stdout).toContain("→ get_weather({\"city\":\"Oslo\"})")
