@@ -15,6 +15,7 @@
 import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
 import { LanguageModel, Response, Toolkit } from "effect/ai"
 import type { Prompt, Tool } from "effect/ai"
+import * as Parts from "./internal/parts.ts"
 import { ModelCallFailed } from "./LoopError.ts"
 
 /**
@@ -295,22 +296,13 @@ const emptyUsage = new Response.Usage({
 
 const replyParts = (reply: ScriptedReply, turn: number): ReadonlyArray<Response.AnyPart> => {
   const parts: Array<Response.AnyPart> = []
-  if (reply.text !== undefined) parts.push(Response.makePart("text", { text: reply.text }))
+  if (reply.text !== undefined) parts.push(Parts.responseText(reply.text))
   const calls = reply.toolCalls ?? []
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]
-    parts.push(Response.makePart("tool-call", {
-      id: call.id ?? `call_${turn + 1}_${i + 1}`,
-      name: call.name,
-      params: call.params ?? {},
-      providerExecuted: false
-    }))
+    parts.push(Parts.responseToolCall(call.id ?? `call_${turn + 1}_${i + 1}`, call.name, call.params ?? {}))
   }
-  parts.push(Response.makePart("finish", {
-    reason: reply.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"),
-    usage: emptyUsage,
-    response: undefined
-  }))
+  parts.push(Parts.responseFinish(reply.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"), emptyUsage))
   return parts
 }
 
@@ -370,22 +362,13 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
   const record = options?.record ?? 1000
   const defaultLatency = options?.latency
   const repeat = options?.repeat === true
-  // A function turn that returns the same reply object again (with explicit
-  // tool call ids) reuses its parts instead of rebuilding them.
-  const reused = new WeakMap<ScriptedReply, ReadonlyArray<Response.AnyPart>>()
-  const partsOf = (reply: ScriptedReply, index: number): ReadonlyArray<Response.AnyPart> => {
-    const known = reused.get(reply)
-    if (known !== undefined) return known
-    const parts = replyParts(reply, index)
-    if (reply.toolCalls === undefined || reply.toolCalls.every((call) => call.id !== undefined)) reused.set(reply, parts)
-    return parts
-  }
   let requests: Array<GenerateRequest> = []
   let calls = 0
 
+  /** The turn for `request`: resolved at once for fixed and plain function turns, an Effect otherwise. */
   const resolve = (
     request: GenerateRequest
-  ): Effect.Effect<{ readonly parts: ReadonlyArray<Response.AnyPart>; readonly reply: ScriptedReply }, ChatModelError> => {
+  ): Resolved | Effect.Effect<Resolved, ChatModelError> => {
     const index = repeat && turns.length > 0 ? calls % turns.length : calls
     calls++
     if (record > 0) {
@@ -402,12 +385,16 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
         })
       )
     }
-    if (typeof turn !== "function") return Effect.succeed({ parts: fixed[index]!, reply: turn })
+    if (typeof turn !== "function") return { parts: fixed[index]!, reply: turn }
     const produced = turn(request, index)
-    return Effect.map(
-      Effect.isEffect(produced) ? produced : Effect.succeed(produced),
-      (reply) => ({ parts: partsOf(reply, index), reply })
-    )
+    return Effect.isEffect(produced)
+      ? Effect.map(produced, (reply) => ({ parts: replyParts(reply, index), reply }))
+      : { parts: replyParts(produced, index), reply: produced }
+  }
+
+  interface Resolved {
+    readonly parts: ReadonlyArray<Response.AnyPart>
+    readonly reply: ScriptedReply
   }
 
   const settle = <A>(reply: ScriptedReply, value: A): Effect.Effect<A, ModelCallFailed> => {
@@ -425,12 +412,19 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
       // Suspended: each run of the returned effect consumes a turn, so a
       // caller's Effect.retry / Effect.repeat gets the next turn.
       generate: (request) =>
-        Effect.flatMap(Effect.suspend(() => resolve(request)), ({ parts, reply }) => settle(reply, parts)),
+        Effect.suspend(() => {
+          const resolved = resolve(request)
+          return Effect.isEffect(resolved)
+            ? Effect.flatMap(resolved, ({ parts, reply }) => settle(reply, parts))
+            : settle(resolved.reply, resolved.parts)
+        }),
       stream: (request) =>
-        Stream.unwrap(Effect.flatMap(
-          Effect.suspend(() => resolve(request)),
-          ({ parts, reply }) => settle(reply, Stream.fromIterable(streamParts(parts)))
-        ))
+        Stream.unwrap(Effect.suspend(() => {
+          const resolved = resolve(request)
+          return Effect.isEffect(resolved)
+            ? Effect.flatMap(resolved, ({ parts, reply }) => settle(reply, Stream.fromIterable(streamParts(parts))))
+            : settle(resolved.reply, Stream.fromIterable(streamParts(resolved.parts)))
+        }))
     })
   })
 

@@ -27,6 +27,7 @@ import type { Chain, ModelResponse } from "./Chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "./ChatModel.ts"
 import * as DirectReturn from "./DirectReturn.ts"
 import { defaults } from "./internal/options.ts"
+import * as Parts from "./internal/parts.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
 import { compile, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
 import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, PolicyFailed, ToolCallFailed } from "./LoopError.ts"
@@ -160,19 +161,13 @@ const toAssistant = (
     switch (part.type) {
       case "text":
         text += part.text
-        content.push(Prompt.makePart("text", { text: part.text, options: part.metadata }))
+        content.push(Parts.textPart(part.text, part.metadata))
         break
       case "reasoning":
         content.push(Prompt.makePart("reasoning", { text: part.text, options: part.metadata }))
         break
       case "tool-call":
-        content.push(Prompt.makePart("tool-call", {
-          id: part.id,
-          name: part.name,
-          params: part.params,
-          providerExecuted: part.providerExecuted,
-          options: part.metadata
-        }))
+        content.push(Parts.toolCallPart(part.id, part.name, part.params, part.providerExecuted, part.metadata))
         if (!part.providerExecuted) toolCalls.push({ id: part.id, name: part.name, params: part.params })
         break
       case "finish":
@@ -189,7 +184,7 @@ const toAssistant = (
   }
   // Streamed deltas, files and provider-executed results: let effect/ai
   // assemble the messages.
-  const messages = other ? Prompt.fromResponseParts(parts).content : [Prompt.assistantMessage({ content })]
+  const messages = other ? Prompt.fromResponseParts(parts).content : [Parts.assistantMessage(content)]
   if (other) {
     text = ""
     for (const message of messages) {
@@ -322,15 +317,9 @@ const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => 
   const content: Array<Prompt.ToolResultPart> = new Array(results.length)
   for (let i = 0; i < results.length; i++) {
     const result = results[i]
-    content[i] = Prompt.makePart("tool-result", {
-      id: result.id,
-      name: result.name,
-      isFailure: result.isFailure,
-      result: result.encoded,
-      providerExecuted: false
-    })
+    content[i] = Parts.toolResultPart(result.id, result.name, result.isFailure, result.encoded)
   }
-  return Prompt.toolMessage({ content })
+  return Parts.toolMessage(content)
 }
 
 const noStates: Readonly<Record<string, CallState>> = Object.freeze({})
