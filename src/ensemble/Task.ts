@@ -8,7 +8,7 @@
  * only after its context, so `Task.make` cannot build one that lists itself
  * (`Ensemble.make` still checks hand-built objects: "Task cannot reference
  * itself in context"). `outputType` is a Schema, so the "not a primitive
- * type" rule of the specification does not apply: any Schema that decodes
+ * type" rule of the specification does not apply: every Schema that decodes
  * without services works, including strings, numbers and arrays (a plain
  * text answer is accepted for a string schema).
  *
