@@ -8,10 +8,13 @@
  *    the rules written independently here (ReturnBehavior, direct return,
  *    maxFailures, maxRuns), and model calls never exceed maxRuns;
  * 2. every tool call in the chain has exactly one result, in the next message,
- *    in call order;
+ *    in call order (a paused round: each call pending or answered, once);
  * 3. stopping after any model call, encoding the paused chain to JSON,
  *    decoding it and resuming with a fresh model ends with the same outcome and
- *    the same final chain as the uninterrupted run.
+ *    the same final chain as the uninterrupted run;
+ * 4. with approval-needing and external tools too (and random concurrency),
+ *    granting every approval and supplying every external result after a
+ *    JSON round-trip at each pause ends exactly as a run without pauses.
  *
  * Failing cases shrink to the smallest script that breaks the property.
  */
@@ -19,7 +22,17 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { Prompt } from "effect/ai"
-import { Chain, ChatModel, DirectReturn, Mode, type Outcome, ReturnBehavior, StopSignal } from "../src/index.ts"
+import {
+  Approval,
+  Chain,
+  ChatModel,
+  DirectReturn,
+  ExternalTool,
+  Mode,
+  type Outcome,
+  ReturnBehavior,
+  StopSignal
+} from "../src/index.ts"
 
 // -- tools ---------------------------------------------------------------------------
 const parameters = Schema.Struct({ x: Schema.Number })
@@ -81,7 +94,10 @@ const reference = (turns: ReadonlyArray<ReadonlyArray<typeof Call.Type>>, maxRun
 
 // -- running a scenario ---------------------------------------------------------------
 /** The model: its turn is the number of assistant messages so far, so a resumed chain continues the script. */
-const modelFor = (turns: ReadonlyArray<ReadonlyArray<typeof Call.Type>>, onCall: (n: number) => Effect.Effect<void>) => {
+const modelFor = (
+  turns: ReadonlyArray<ReadonlyArray<{ readonly tool: string; readonly valid: boolean }>>,
+  onCall: (n: number) => Effect.Effect<void>
+) => {
   let n = 0
   return ChatModel.scripted([(request) =>
     Effect.as(onCall(++n), (() => {
@@ -125,7 +141,11 @@ const transcriptValid = (chain: Chain.Chain): boolean =>
     const calls = message.content.flatMap((part) => part.type === "tool-call" ? [part.id] : [])
     if (calls.length === 0) return true
     const next = chain.messages[index + 1]
-    if (next === undefined) return chain.pendingToolCalls.length === calls.length
+    if (next === undefined) {
+      // an open round (paused): each call is either pending or answered in roundResults, exactly once
+      const open = [...chain.pendingToolCalls.map((call) => call.id), ...chain.roundResults.map((result) => result.id)]
+      return open.length === calls.length && calls.every((id) => open.includes(id))
+    }
     if (next.role !== "tool") return false
     const results = next.content.flatMap((part) => part.type === "tool-result" ? [part.id] : [])
     return JSON.stringify(results) === JSON.stringify(calls)
@@ -178,6 +198,92 @@ describe("properties of the loop", () => {
           const json = JSON.stringify(yield* Chain.encode(result.chain))
           const restored = yield* Chain.decode(json, { toolkit })
           result = yield* ended(Chain.run(restored, options).pipe(Effect.provide([modelFor(turns, () => Effect.void).layer, handlers])))
+        }
+        expect({ tag: result.tag, detail: result.detail }).toEqual({ tag: straight.tag, detail: straight.detail })
+        expect(yield* Chain.encode(result.chain)).toEqual(yield* Chain.encode(straight.chain))
+      }),
+    { arbitrary: { runs } }
+  )
+
+  // Human in the loop: the same scripts, with two more tools that pause the loop — one needs approval,
+  // one is external. Every pause is stored as JSON and read back; approvals are granted and external
+  // results supplied (the value a local handler would return). The end must equal a run of the same
+  // script where those tools simply run.
+  const gated = {
+    parameters,
+    success: Schema.String
+  }
+  const GatedLocal = Tool.make("gated", gated)
+  const RemoteLocal = Tool.make("remote", gated)
+  const pausingToolkit = Toolkit.merge(
+    Toolkit.make(Plain, Immediate, Last, Fails, Direct, Tool.make("gated", { ...gated, needsApproval: true })),
+    Toolkit.make(ExternalTool.mark(Tool.make("remote", gated)))
+  )
+  const directToolkit = Toolkit.make(Plain, Immediate, Last, Fails, Direct, GatedLocal, RemoteLocal)
+  const pausingHandlers = Toolkit.make(Plain, Immediate, Last, Fails, Direct, Tool.make("gated", { ...gated, needsApproval: true }))
+    .toLayer({
+      plain: ({ x }) => Effect.succeed(`plain ${x}`),
+      immediate: ({ x }) => Effect.succeed(`immediate ${x}`),
+      last: ({ x }) => Effect.succeed(`last ${x}`),
+      fails: () => Effect.fail("boom"),
+      direct: ({ x }) => DirectReturn.final(`direct ${x}`),
+      gated: ({ x }) => Effect.succeed(`gated ${x}`)
+    })
+  const directHandlers = directToolkit.toLayer({
+    plain: ({ x }) => Effect.succeed(`plain ${x}`),
+    immediate: ({ x }) => Effect.succeed(`immediate ${x}`),
+    last: ({ x }) => Effect.succeed(`last ${x}`),
+    fails: () => Effect.fail("boom"),
+    direct: ({ x }) => DirectReturn.final(`direct ${x}`),
+    gated: ({ x }) => Effect.succeed(`gated ${x}`),
+    remote: ({ x }) => Effect.succeed(`remote ${x}`)
+  })
+  const GatedCall = Schema.Struct({
+    tool: Schema.Literals(["plain", "immediate", "last", "fails", "direct", "unknown", "gated", "remote"]),
+    valid: Schema.Boolean
+  })
+  const GatedScenario = Schema.Struct({
+    turns: Schema.Array(Schema.Struct({ calls: Schema.Array(GatedCall) })),
+    maxRuns: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 6 })),
+    concurrency: Schema.Literals([1, "unbounded"])
+  })
+
+  it.effect.prop(
+    "with approval and external tools: approving and supplying after a JSON round-trip at every pause ends as a run without pauses",
+    { scenario: GatedScenario },
+    ({ scenario }) =>
+      Effect.gen(function*() {
+        const turns = scenario.turns.slice(0, 5).map((turn) => turn.calls.slice(0, 3))
+        const options = { mode: Mode.whileNeedsResponse, maxRuns: scenario.maxRuns, concurrency: scenario.concurrency }
+        const straight = yield* ended(
+          Chain.run(Chain.make({ user: "go", toolkit: directToolkit }), options).pipe(
+            Effect.provide([modelFor(turns, () => Effect.void).layer, directHandlers])
+          )
+        )
+        let result = yield* ended(
+          Chain.run(Chain.make({ user: "go", toolkit: pausingToolkit }), options).pipe(
+            Effect.provide([modelFor(turns, () => Effect.void).layer, pausingHandlers])
+          )
+        )
+        let pauses = 0
+        while (result.tag === "Pause") {
+          expect(++pauses).toBeLessThanOrEqual(12)
+          expect(transcriptValid(result.chain)).toBe(true)
+          let chain: Chain.Chain = yield* Chain.decode(JSON.stringify(yield* Chain.encode(result.chain)), {
+            toolkit: pausingToolkit
+          })
+          if (result.detail === "ApprovalPending") {
+            chain = yield* Approval.decide(chain, Object.fromEntries(Approval.pending(chain).map((call) => [call.id, Approval.approve])))
+          } else {
+            expect(result.detail).toBe("ExternalPending")
+            chain = yield* ExternalTool.supply(
+              chain,
+              Object.fromEntries(ExternalTool.pending(chain).map((call) => [call.id, { result: `remote ${(call.params as { x: number }).x}` }]))
+            )
+          }
+          result = yield* ended(
+            Chain.run(chain, options).pipe(Effect.provide([modelFor(turns, () => Effect.void).layer, pausingHandlers]))
+          )
         }
         expect({ tag: result.tag, detail: result.detail }).toEqual({ tag: straight.tag, detail: straight.detail })
         expect(yield* Chain.encode(result.chain)).toEqual(yield* Chain.encode(straight.chain))
