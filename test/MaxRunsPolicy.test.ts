@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Result, Schedule, Schema } from "effect"
-import { Prompt, Tool, Toolkit } from "effect/ai"
+import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { Chain, ChatModel, LoopError, MaxRunsPolicy, Mode, Outcome } from "../src/index.ts"
+import { transcript } from "./support/transcript.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -70,24 +71,6 @@ const turns = (n: number, turn: ChatModel.ScriptedTurn): ReadonlyArray<ChatModel
   Array.from({ length: n }, () => turn)
 
 /** One line per message: role and content, tool calls and results included. */
-const transcript = (messages: ReadonlyArray<Prompt.Message>): ReadonlyArray<string> =>
-  messages.map((message) => {
-    if (typeof message.content === "string") return `${message.role}: ${message.content}`
-    const parts = message.content.map((part) => {
-      switch (part.type) {
-        case "text":
-          return part.text
-        case "tool-call":
-          return `call ${part.name}#${part.id} ${JSON.stringify(part.params)}`
-        case "tool-result":
-          return `${part.isFailure ? "failed" : "ok"} ${part.name}#${part.id} ${JSON.stringify(part.result)}`
-        default:
-          return part.type
-      }
-    })
-    return `${message.role}: ${parts.join(" | ")}`
-  })
-
 /** What the model was offered in each request. */
 const offered = (model: ChatModel.ScriptedModel) =>
   model.requests.map((request) => ({ tools: request.tools.map((tool) => tool.name), toolChoice: request.toolChoice }))

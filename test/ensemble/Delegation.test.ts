@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Random, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import type { Prompt } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Delegation, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import type { TaskOutput } from "../../src/ensemble/index.ts"
+import { requestTranscripts, transcript } from "../support/transcript.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -55,27 +55,6 @@ const delegateCall = (agentRole: string, taskDescription: string): ChatModel.Scr
 })
 
 /** One line per message: role and content, tool calls and results included. */
-const transcript = (messages: ReadonlyArray<Prompt.Message>): ReadonlyArray<string> =>
-  messages.map((message) => {
-    if (typeof message.content === "string") return `${message.role}: ${message.content}`
-    const parts = message.content.map((part) => {
-      switch (part.type) {
-        case "text":
-          return part.text
-        case "tool-call":
-          return `call ${part.name}#${part.id} ${JSON.stringify(part.params)}`
-        case "tool-result":
-          return `${part.isFailure ? "failed" : "ok"} ${part.name}#${part.id} ${JSON.stringify(part.result)}`
-        default:
-          return part.type
-      }
-    })
-    return `${message.role}: ${parts.join(" | ")}`
-  })
-
-const requestTranscripts = (model: ChatModel.ScriptedModel): ReadonlyArray<ReadonlyArray<string>> =>
-  model.requests.map((request) => transcript(request.prompt.content))
-
 /** The names of the tools offered in each request. */
 const offered = (model: ChatModel.ScriptedModel): ReadonlyArray<ReadonlyArray<string>> =>
   model.requests.map((request) => request.tools.map((tool) => tool.name))

@@ -6,6 +6,7 @@ import { TestClock } from "effect/testing"
 import { ChatModel, MaxRunsPolicy } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import type { Delegation, HierarchicalConstraints, TaskOutput } from "../../src/ensemble/index.ts"
+import { requestTranscripts, transcript } from "../support/transcript.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -76,27 +77,6 @@ const messageText = (message: Prompt.Message): string =>
     : message.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("")
 
 /** One line per message: role and content, tool calls and results included. */
-const transcript = (messages: ReadonlyArray<Prompt.Message>): ReadonlyArray<string> =>
-  messages.map((message) => {
-    if (typeof message.content === "string") return `${message.role}: ${message.content}`
-    const parts = message.content.map((part) => {
-      switch (part.type) {
-        case "text":
-          return part.text
-        case "tool-call":
-          return `call ${part.name}#${part.id} ${JSON.stringify(part.params)}`
-        case "tool-result":
-          return `${part.isFailure ? "failed" : "ok"} ${part.name}#${part.id} ${JSON.stringify(part.result)}`
-        default:
-          return part.type
-      }
-    })
-    return `${message.role}: ${parts.join(" | ")}`
-  })
-
-const requestTranscripts = (model: ChatModel.ScriptedModel): ReadonlyArray<ReadonlyArray<string>> =>
-  model.requests.map((request) => transcript(request.prompt.content))
-
 /** What the model was offered in each request. */
 const offered = (model: ChatModel.ScriptedModel) =>
   model.requests.map((request) => ({ tools: request.tools.map((tool) => tool.name), toolChoice: request.toolChoice }))

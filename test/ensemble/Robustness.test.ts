@@ -8,16 +8,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import type { Prompt } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
+import { roleOf, textOf } from "../support/transcript.ts"
 
-const textOf = (message: Prompt.Message | undefined): string =>
-  message === undefined ? "" : typeof message.content === "string"
-    ? message.content
-    : message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
-
-const roleOf = (request: ChatModel.GenerateRequest) => /^You are (\w+)\./.exec(textOf(request.prompt.content[0]))?.[1]
 const toolRounds = (request: ChatModel.GenerateRequest) =>
   request.prompt.content.filter((message) => message.role === "tool").length
 

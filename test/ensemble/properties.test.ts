@@ -11,9 +11,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import type { Prompt } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
+import { textOf } from "../support/transcript.ts"
 
 const Graph = Schema.Struct({
   tasks: Schema.Array(Schema.Struct({ deps: Schema.Array(Schema.Int), fails: Schema.Boolean }))
@@ -28,11 +28,6 @@ const normalize = (graph: Graph) => {
     fails: task.fails
   }))
 }
-
-const textOf = (message: Prompt.Message | undefined): string =>
-  message === undefined ? "" : typeof message.content === "string"
-    ? message.content
-    : message.content.map((part) => (part.type === "text" ? part.text : "")).join("")
 
 const build = (spec: ReturnType<typeof normalize>, workflow: "SEQUENTIAL" | "PARALLEL", onError: "fail-fast" | "continue") =>
   Effect.gen(function*() {
