@@ -25,8 +25,9 @@ import type { Chain } from "./Chain.ts"
 import type { ChatModel, ChatModelError, ToolChoice } from "./ChatModel.ts"
 import type * as DirectReturn from "./DirectReturn.ts"
 import { budgetStart } from "./internal/budget.ts"
+import { guarded } from "./internal/guarded.ts"
 import { compile } from "./internal/toolExecutor.ts"
-import { InvalidInput, PolicyFailed, ToolNamesNotFound } from "./LoopError.ts"
+import { InvalidInput, ToolNamesNotFound } from "./LoopError.ts"
 import type * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
@@ -220,16 +221,16 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
 export const step: Mode<ChatModel> = (chain, options) => {
   const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const shouldContinue = options.shouldContinue
-  const decide = Step.make((c: Chain) => {
-    if (shouldContinue === undefined) return Effect.succeed(new Outcome.Ok(c, "step"))
-    let more: boolean
-    try {
-      more = shouldContinue(c)
-    } catch (error) {
-      return Effect.succeed(new Outcome.Error(c, new PolicyFailed({ policy: "shouldContinue", detail: String(error instanceof Error ? error.message : error) })))
-    }
-    return more ? Step.start(c).pipe(checkMaxRuns, Step.make(once)) : Effect.succeed(new Outcome.Ok(c, "step"))
-  })
+  const decide = Step.make((c: Chain) =>
+    shouldContinue === undefined
+      ? Effect.succeed(new Outcome.Ok(c, "step"))
+      : guarded(
+        c,
+        "shouldContinue",
+        () => shouldContinue(c),
+        (more) => more ? Step.start(c).pipe(checkMaxRuns, Step.make(once)) : new Outcome.Ok(c, "step")
+      )
+  )
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     (c.pendingToolCalls.length > 0 || c.roundResults.length > 0
       ? Step.start(c).pipe(executeTools, afterTools)

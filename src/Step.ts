@@ -20,17 +20,18 @@
  *
  * @since 0.1.0
  */
-import { Cause, Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { Prompt } from "effect/ai"
 import type { Response, Tool } from "effect/ai"
-import type { Chain, ModelResponse } from "./Chain.ts"
+import { addUser, type Chain, type ModelResponse } from "./Chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "./ChatModel.ts"
 import * as DirectReturn from "./DirectReturn.ts"
 import { defaults } from "./internal/options.ts"
+import { guarded } from "./internal/guarded.ts"
 import * as Parts from "./internal/parts.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
 import { compile, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
-import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, PolicyFailed, ToolCallFailed } from "./LoopError.ts"
+import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
 import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
@@ -90,34 +91,6 @@ export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outco
   Effect.flatMap(self, (outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome))
 
 const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Continue(chain))
-
-const describeThrown = (u: unknown): string => u instanceof globalThis.Error ? u.message : String(u)
-
-/**
- * Runs a user function that returns a value or an Effect; a throw, a failure
- * or a defect becomes an `Error` outcome with `PolicyFailed` and the chain.
- */
-const guarded = <A, R>(
-  chain: Chain,
-  policy: string,
-  run: () => A | Effect.Effect<A, unknown, R>,
-  then: (value: A) => Outcome.Outcome | Effect.Effect<Outcome.Outcome, never, R>
-): Effect.Effect<Outcome.Outcome, never, R> => {
-  const fail = (u: unknown): Outcome.Outcome => new Outcome.Error(chain, new PolicyFailed({ policy, detail: describeThrown(u) }))
-  let value: A | Effect.Effect<A, unknown, R>
-  try {
-    value = run()
-  } catch (error) {
-    return Effect.succeed(fail(error))
-  }
-  const next = (a: A): Effect.Effect<Outcome.Outcome, never, R> => {
-    const outcome = then(a)
-    return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
-  }
-  return Effect.isEffect(value)
-    ? Effect.matchCauseEffect(value, { onFailure: (cause) => Effect.succeed(fail(Cause.squash(cause))), onSuccess: next })
-    : next(value)
-}
 
 // -----------------------------------------------------------------------------
 // callLlm
@@ -515,7 +488,7 @@ const finalAnswer = (
 ): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
   // The tool definitions are sent with toolChoice "none": providers such as Anthropic reject a prompt
   // holding tool calls and results without them.
-  Effect.map(generate(addUserMessage(chain, text), compile(chain.toolkit).tools, "none", retry), (outcome) => {
+  Effect.map(generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry), (outcome) => {
     if (outcome._tag === "Error") return new Outcome.Error(chain, outcome.error)
     const answered = outcome.chain
     if (answered.pendingToolCalls.length > 0) {
@@ -772,18 +745,15 @@ export const checkAwaiting: Step = make((chain) => {
   return Effect.succeed(waiting(chain) ?? new Outcome.Continue(chain))
 })
 
-const addUserMessage = (chain: Chain, text: string): Chain =>
-  chain.copy({ messages: [...chain.messages, Prompt.userMessage({ content: [Prompt.textPart({ text })] })] })
-
 const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoToolPolicy.Decision): Outcome.Outcome => {
   if (typeof decision === "string" && decision.length > 0) {
     if (decision === "done") return new Outcome.Ok(chain, "done", response.text)
     if (decision === "user") return new Outcome.Pause(chain, { _tag: "UserInputWanted" })
-    return new Outcome.Continue(addUserMessage(chain, decision))
+    return new Outcome.Continue(addUser(decision)(chain))
   }
   if (typeof decision !== "string" && NoToolPolicy.isDecision(decision)) {
     return decision._tag === "Remind"
-      ? new Outcome.Continue(addUserMessage(chain, decision.text))
+      ? new Outcome.Continue(addUser(decision.text)(chain))
       : new Outcome.Ok(chain, "no-tool-result", decision.result)
   }
   return new Outcome.Error(

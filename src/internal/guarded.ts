@@ -1,0 +1,41 @@
+/**
+ * Calling a function the user gave the loop (a policy, a predicate): a
+ * throw, a failure or a defect ends the loop with `PolicyFailed` and the
+ * chain as it stood, instead of killing the run.
+ *
+ * @internal
+ */
+import { Cause, Effect } from "effect"
+import type { Chain } from "../Chain.ts"
+import { PolicyFailed } from "../LoopError.ts"
+import * as Outcome from "../Outcome.ts"
+
+const describe = (u: unknown): string => u instanceof globalThis.Error ? u.message : String(u)
+
+/**
+ * Runs `run` (a value or an Effect) and continues with `then`; a throw, a
+ * failure or a defect becomes an `Error` outcome with `PolicyFailed`.
+ *
+ * @internal
+ */
+export const guarded = <A, R>(
+  chain: Chain,
+  policy: string,
+  run: () => A | Effect.Effect<A, unknown, R>,
+  then: (value: A) => Outcome.Outcome | Effect.Effect<Outcome.Outcome, never, R>
+): Effect.Effect<Outcome.Outcome, never, R> => {
+  const fail = (u: unknown): Outcome.Outcome => new Outcome.Error(chain, new PolicyFailed({ policy, detail: describe(u) }))
+  let value: A | Effect.Effect<A, unknown, R>
+  try {
+    value = run()
+  } catch (error) {
+    return Effect.succeed(fail(error))
+  }
+  const next = (a: A): Effect.Effect<Outcome.Outcome, never, R> => {
+    const outcome = then(a)
+    return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
+  }
+  return Effect.isEffect(value)
+    ? Effect.matchCauseEffect(value, { onFailure: (cause) => Effect.succeed(fail(Cause.squash(cause))), onSuccess: next })
+    : next(value)
+}
