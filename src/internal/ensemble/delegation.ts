@@ -218,20 +218,41 @@ const peerDelegate = (
       outputType: undefined,
       maxOutputRetries: 0
     }
-    yield* started_(base, worker.role)
-    return yield* runAgent(d, work, [], depth + 1).pipe(
-      Effect.provide(d.services),
-      Effect.matchEffect({
-        onFailure: (failure) =>
-          Effect.flatMap(
-            recordFailure(d, base, worker.role, failure.reason, startedAt, false),
-            () => Effect.fail(`Agent '${worker.role}' failed: ${failure.reason}`)
-          ),
-        onSuccess: (output) =>
-          Effect.suspend(() => {
-            d.counters.peerToolCalls += output.toolCallCount
-            return Effect.as(recordSuccess(d, base, output), output.raw)
-          })
-      })
-    )
+    return yield* runDelegated(d, base, work, [], depth + 1, startedAt, `Agent '${worker.role}' failed`, (output) => {
+      d.counters.peerToolCalls += output.toolCallCount
+    })
   })
+
+/**
+ * Runs approved delegated work: announces it, runs the worker with the run's
+ * services (its own model, or the ensemble's — never the caller's), records
+ * the outcome, and gives the caller the worker's text or `failurePrefix: reason`.
+ *
+ * @internal
+ */
+export const runDelegated = (
+  d: Delegations,
+  base: Omit<DelegationRecord, "response">,
+  work: ResolvedTask,
+  context: ReadonlyArray<TaskOutput>,
+  depth: number,
+  startedAt: number,
+  failurePrefix: string,
+  onSuccess: (output: TaskOutput) => void
+): Effect.Effect<string, string> =>
+  started_(base, work.agent.role).pipe(
+    Effect.andThen(runAgent(d, work, context, depth)),
+    Effect.provide(d.services),
+    Effect.matchEffect({
+      onFailure: (failure) =>
+        Effect.flatMap(
+          recordFailure(d, base, work.agent.role, failure.reason, startedAt, false),
+          () => Effect.fail(`${failurePrefix}: ${failure.reason}`)
+        ),
+      onSuccess: (output) =>
+        Effect.suspend(() => {
+          onSuccess(output)
+          return Effect.as(recordSuccess(d, base, output), output.raw)
+        })
+    })
+  )

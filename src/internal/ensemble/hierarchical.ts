@@ -22,10 +22,8 @@ import {
   type Delegations,
   logged,
   recordFailure,
-  recordSuccess,
   request,
-  runAgent,
-  started_,
+  runDelegated,
   uuid
 } from "./delegation.ts"
 import { type ResolvedTask, runTask } from "./runTask.ts"
@@ -177,24 +175,11 @@ export const hierarchical = (
           const output = taskOutputs.get(at)
           return output === undefined ? [] : [output]
         })
-        yield* started_(base, worker.role)
-        return yield* runAgent(d, work, context, 1).pipe(
-          Effect.provide(d.services),
-          Effect.matchEffect({
-            onFailure: (failure) =>
-              Effect.flatMap(
-                recordFailure(d, base, worker.role, failure.reason, started, false),
-                () => Effect.fail(`Worker '${worker.role}' failed: ${failure.reason}`)
-              ),
-            onSuccess: (output) =>
-              Effect.suspend(() => {
-                completed.add(key)
-                workerOutputs.push(output)
-                if (number !== undefined) taskOutputs.set(number - 1, output)
-                return Effect.as(recordSuccess(d, base, output), output.raw)
-              })
-          })
-        )
+        return yield* runDelegated(d, base, work, context, 1, started, `Worker '${worker.role}' failed`, (output) => {
+          completed.add(key)
+          workerOutputs.push(output)
+          if (number !== undefined) taskOutputs.set(number - 1, output)
+        })
       })
 
     const manager = managerAgent(d.agents, options)
