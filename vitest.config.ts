@@ -8,6 +8,9 @@ export default defineConfig({
   ssr: { resolve: { conditions: ["source", ...defaultServerConditions] } },
   test: {
     include: ["test/**/*.test.ts"],
+    // The AI SDK's dependency eventsource-parser publishes a "source" export
+    // pointing at TypeScript; inlined, vite transforms it instead of Node.
+    server: { deps: { inline: [/@ai-sdk\//, "eventsource-parser"] } },
     testTimeout: 20_000
   }
 })
