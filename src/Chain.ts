@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { type Cause, Context, Effect, Exit, Queue, Schema, Stream } from "effect"
 import { Prompt, Response, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
@@ -22,10 +22,12 @@ import type { ChatModel } from "./ChatModel.ts"
 import { budgetStart, clearBudget, keepBudget } from "./internal/budget.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
 import { validateOptions, validateToolkit } from "./internal/options.ts"
+import { withSpanIn } from "./internal/tracing.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
 import type { External } from "./ExternalTool.ts"
 import type { Mode, Options } from "./Mode.ts"
 import * as Outcome from "./Outcome.ts"
+import { emitTo, isActive, Observer, type RunEvent } from "./RunEvent.ts"
 import { CallState, ToolCall, type ToolResult, ToolResultEncoded } from "./ToolCall.ts"
 
 /**
@@ -550,9 +552,17 @@ export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFo
 export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
   chain: Chain<Tools>,
   options: RunOptions<R>
-): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> => {
-  const erased = chain as Chain
-  const invalid = validateOptions(options) ?? validateToolkit(chain.toolkit) ?? (chain.messages.length === 0
+): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> =>
+  Effect.flatMap(Effect.context<never>(), (context) => {
+    const observer = Context.get(context, Observer)
+    const core = runCore(chain as Chain, options)
+    return withSpanIn(context, isActive(observer) ? reported(chain as Chain, core, observer) : core, "invoke_agent", {
+      attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": chain.runCount }
+    })
+  })
+
+const runCore = <R>(erased: Chain, options: RunOptions<R>): Effect.Effect<Outcome.Final, RunError, R> => {
+  const invalid = validateOptions(options) ?? validateToolkit(erased.toolkit) ?? (erased.messages.length === 0
     ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
     : undefined)
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
@@ -574,3 +584,86 @@ export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
     }
   })
 }
+
+/** The chain's JSON document for an event; `null` if it cannot be encoded (the event still goes out). */
+const documentOf = (chain: Chain): Effect.Effect<unknown> => Effect.orElseSucceed(encode(chain), () => null)
+
+/** A run reported to `observer`: started, then paused, finished or failed (with the chain). */
+const reported = <R>(
+  chain: Chain,
+  core: Effect.Effect<Outcome.Final, RunError, R>,
+  observer: Observer
+): Effect.Effect<Outcome.Final, RunError, R> =>
+  emitTo(observer, { _tag: "RunStarted", messages: chain.messages.length, runCount: chain.runCount }).pipe(
+    Effect.andThen(core),
+    Effect.tap((outcome) =>
+      Effect.flatMap(documentOf(outcome.chain), (document) =>
+        emitTo(
+          observer,
+          outcome._tag === "Pause"
+            ? { _tag: "RunPaused", reason: outcome.reason, chain: document }
+            : { _tag: "RunFinished", reason: outcome.reason, text: text(outcome.chain), chain: document }
+        ))
+    ),
+    Effect.tapError((error) =>
+      Effect.flatMap(documentOf(error.chain), (document) =>
+        emitTo(observer, { _tag: "RunFailed", error: error.reason._tag, message: error.message, chain: document }))
+    )
+  )
+
+/**
+ * Options of {@link stream}: those of {@link run}, and the size of the event
+ * buffer (default 256; when the consumer falls this far behind, the run waits
+ * for it).
+ *
+ * @example
+ * ```ts
+ * import { Chain, Mode } from "loopwork"
+ *
+ * const options: Chain.StreamOptions = { mode: Mode.whileNeedsResponse, bufferSize: 64 }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface StreamOptions<R = never> extends RunOptions<R> {
+  readonly bufferSize?: number | undefined
+}
+
+/**
+ * Runs a chain as {@link run} does, as a `Stream` of its events
+ * (`RunEvent`): the run started, each model call (with its text deltas, as
+ * the model streams them), each tool call, and the end — `RunFinished` or
+ * `RunPaused` with the chain's JSON document, or `RunFailed`, after which the
+ * stream fails with the same `RunError` `run` fails with. Model calls use
+ * `ChatModel.stream`; the streamed response is assembled into the same chain
+ * `run` produces. Interrupting the stream interrupts the run.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Chain, ChatModel, Mode } from "loopwork"
+ *
+ * const model = ChatModel.scripted([{ text: "Hello there!" }])
+ * const printed = Chain.stream(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(
+ *   Stream.runForEach((event) => event._tag === "TextDelta" ? Effect.sync(() => process.stdout.write(event.delta)) : Effect.void),
+ *   Effect.provide(model.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
+  chain: Chain<Tools>,
+  options: StreamOptions<R>
+): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> =>
+  Stream.callback<RunEvent, RunError, R | HandlersOf<Tools>>(
+    (queue) =>
+      run(chain, options).pipe(
+        Effect.provideService(Observer, { emit: (event) => Queue.offer(queue, event), streaming: true }),
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<RunError>)
+        )
+      ),
+    { bufferSize: options.bufferSize ?? 256, strategy: "suspend" }
+  )

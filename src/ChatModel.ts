@@ -89,6 +89,24 @@ export class ScriptExhausted extends Schema.TaggedError<ScriptExhausted>()("Scri
 export type ChatModelError = ModelCallFailed | ScriptExhausted
 
 /**
+ * Which provider and model a `ChatModel` calls, for traces
+ * (`gen_ai.provider.name`, `gen_ai.request.model`) and logs.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "loopwork"
+ *
+ * const info: ChatModel.ModelInfo = { provider: "openai", model: "gpt-4.1-mini" }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface ModelInfo {
+  readonly provider: string
+  readonly model: string
+}
+
+/**
  * The `ChatModel` service.
  *
  * @example
@@ -106,6 +124,8 @@ export type ChatModelError = ModelCallFailed | ScriptExhausted
  * @since 0.1.0
  */
 export class ChatModel extends Context.Service<ChatModel, {
+  /** Which provider and model answer (used in traces and events), when known. */
+  readonly info?: ModelInfo | undefined
   /** One model turn: response parts, tool calls unresolved. */
   readonly generate: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
   /** The same turn as a stream of parts (text deltas, tool calls, finish). */
@@ -222,6 +242,8 @@ export interface ScriptedReply {
     readonly id?: string | undefined
   }> | undefined
   readonly finishReason?: Response.FinishReason | undefined
+  /** Token counts to report for this turn (the default reports none). */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number } | undefined
   readonly latency?: Duration.Input | undefined
   readonly fail?: string | undefined
 }
@@ -289,10 +311,18 @@ export interface ScriptedModel {
   readonly calls: number
 }
 
+const scriptedInfo: ModelInfo = { provider: "loopwork", model: "scripted" }
+
 const emptyUsage = new Response.Usage({
   inputTokens: { uncached: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: undefined, text: undefined, reasoning: undefined }
 })
+
+const usageOf = (usage: { readonly inputTokens: number; readonly outputTokens: number }): Response.Usage =>
+  new Response.Usage({
+    inputTokens: { uncached: usage.inputTokens, total: usage.inputTokens, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: usage.outputTokens, text: usage.outputTokens, reasoning: undefined }
+  })
 
 const replyParts = (reply: ScriptedReply, turn: number): ReadonlyArray<Response.AnyPart> => {
   const parts: Array<Response.AnyPart> = []
@@ -302,7 +332,10 @@ const replyParts = (reply: ScriptedReply, turn: number): ReadonlyArray<Response.
     const call = calls[i]
     parts.push(Parts.responseToolCall(call.id ?? `call_${turn + 1}_${i + 1}`, call.name, call.params ?? {}))
   }
-  parts.push(Parts.responseFinish(reply.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"), emptyUsage))
+  parts.push(Parts.responseFinish(
+    reply.finishReason ?? (calls.length > 0 ? "tool-calls" : "stop"),
+    reply.usage === undefined ? emptyUsage : usageOf(reply.usage)
+  ))
   return parts
 }
 
@@ -409,6 +442,7 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
     requests = []
     calls = 0
     return ChatModel.of({
+      info: scriptedInfo,
       // Suspended: each run of the returned effect consumes a turn, so a
       // caller's Effect.retry / Effect.repeat gets the next turn.
       generate: (request) =>

@@ -14,7 +14,15 @@ import { isChain } from "./internal/chainTypeId.ts"
 
 /**
  * The model port failed to produce a turn (network, provider or decoding
- * error). `cause` keeps the original error for inspection.
+ * error). `cause` keeps the original error for inspection. Providers that
+ * speak HTTP fill in what a retry needs:
+ *
+ * - `status`: the HTTP status code, when there was a response;
+ * - `retryAfterMillis`: how long the provider asked to wait
+ *   (`retry-after-ms` / `retry-after` headers);
+ * - `retryable`: whether trying again can help (false for 400, 401, 404…).
+ *
+ * `ModelRetry.schedule` reads them.
  *
  * @example
  * ```ts
@@ -22,16 +30,23 @@ import { isChain } from "./internal/chainTypeId.ts"
  *
  * const error = new LoopError.ModelCallFailed({ description: "rate limited", cause: undefined })
  * error.message // "The model call failed: rate limited"
+ * new LoopError.ModelCallFailed({ description: "Rate limit reached", cause: undefined, status: 429, retryable: true }).message
+ * // "The model call failed (HTTP 429): Rate limit reached"
  * ```
  *
  * @since 0.1.0
  */
 export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("ModelCallFailed", {
   description: Schema.String,
-  cause: Schema.Defect()
+  cause: Schema.Defect(),
+  status: Schema.optionalKey(Schema.Int),
+  retryAfterMillis: Schema.optionalKey(Schema.Number),
+  retryable: Schema.optionalKey(Schema.Boolean)
 }) {
   override get message(): string {
-    return `The model call failed: ${this.description}`
+    return this.status === undefined
+      ? `The model call failed: ${this.description}`
+      : `The model call failed (HTTP ${this.status}): ${this.description}`
   }
 }
 

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Schedule } from "effect"
+import { Context, Duration, Effect, Schedule } from "effect"
 import { Prompt } from "effect/ai"
 import type { Response, Tool } from "effect/ai"
 import { addUser, type Chain, type ModelResponse } from "./Chain.ts"
@@ -28,6 +28,7 @@ import { ChatModel, type ChatModelError, type ToolChoice } from "./ChatModel.ts"
 import * as DirectReturn from "./DirectReturn.ts"
 import { defaults } from "./internal/options.ts"
 import { guarded } from "./internal/guarded.ts"
+import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
 import { compile, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
@@ -36,6 +37,7 @@ import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as ReturnBehavior from "./ReturnBehavior.ts"
+import { Observer } from "./RunEvent.ts"
 import type { StopSignal } from "./StopSignal.ts"
 import type { CallState, ToolCall, ToolResult } from "./ToolCall.ts"
 import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
@@ -184,10 +186,11 @@ const generate = (
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined
 ): Effect.Effect<Outcome.Continue | Outcome.Error, never, ChatModel> =>
   Effect.flatMap(
-    Effect.service(ChatModel),
-    (model) => {
-      const call = model.generate({ prompt: Prompt.fromMessages(chain.messages), tools, toolChoice })
-      return Effect.match(retry === undefined ? call : Effect.retry(call, retry), {
+    Effect.context<ChatModel>(),
+    (context) => {
+      const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
+      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1)
+      return Effect.match(call, {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, parts))
       })

@@ -18,12 +18,16 @@ export * as ExternalTool from "./ExternalTool.ts"
 export * as LoopError from "./LoopError.ts"
 /** What happens when maxRuns is reached. @since 0.1.0 */
 export * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
+/** Retrying failed model calls with backoff, honouring retry-after. @since 0.1.0 */
+export * as ModelRetry from "./ModelRetry.ts"
 /** Whole loops: the built-in modes and the mode contract. @since 0.1.0 */
 export * as Mode from "./Mode.ts"
 /** What a model answer without tool calls means. @since 0.1.0 */
 export * as NoToolPolicy from "./NoToolPolicy.ts"
 /** Continue | Ok | Pause | Error. @since 0.1.0 */
 export * as Outcome from "./Outcome.ts"
+/** What happens during a run, as Schema data: model calls, text deltas, tool calls, the end. @since 0.1.0 */
+export * as RunEvent from "./RunEvent.ts"
 /** TO_LLM / IMMEDIATE / IMMEDIATE_IF_LAST as a tool annotation. @since 0.1.0 */
 export * as ReturnBehavior from "./ReturnBehavior.ts"
 /** The step contract, combinators and built-in steps. @since 0.1.0 */

@@ -11,15 +11,17 @@
  *
  * @internal
  */
-import { Cause, Context, Duration, Effect, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Schema } from "effect"
 import { AiError, Tool } from "effect/ai"
 import type { Prompt, Toolkit } from "effect/ai"
 import { CurrentCall } from "../DirectReturn.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
+import { emitTo, isActive, Observer } from "../RunEvent.ts"
 import type { CallState, FailureOrigin, ToolCall, ToolResult } from "../ToolCall.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
+import { isTraced } from "./tracing.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 
@@ -126,6 +128,10 @@ interface RoundContext {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly policy: RoundPolicy
   readonly log: RoundLog
+  /** Receives the calls' events; `undefined` when no one watches. */
+  readonly observer: Observer | undefined
+  /** Whether calls get `execute_tool` spans (a tracing backend is installed). */
+  readonly traced: boolean
 }
 
 /** @internal */
@@ -312,7 +318,10 @@ const invoke = (
     )
   }
   const cell = { directReturn: false }
-  let run: Effect.Effect<unknown, unknown> = handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
+  // Suspended: a handler that throws instead of returning an Effect is a defect of this call only.
+  let run: Effect.Effect<unknown, unknown> = Effect.suspend(() =>
+    handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
+  )
     .pipe(
       Effect.updateContext((input: Context.Context<never>) =>
         Context.add(Context.merge(handler.context, input), CurrentCall, cell)
@@ -474,6 +483,67 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
   return attempt(ctx, entry, call, state !== undefined, true)
 }
 
+const statusOf = (settled: Settled) =>
+  settled instanceof Held
+    ? settled.state._tag === "AwaitingApproval" ? "awaiting-approval" as const : "awaiting-result" as const
+    : settled.isFailure
+    ? "failed" as const
+    : "succeeded" as const
+
+const annotateSettled = (settled: Settled): Effect.Effect<void> =>
+  Effect.annotateCurrentSpan("loopwork.tool.status", statusOf(settled))
+
+/** `settle`, reported to the round's observer: started, then finished with the status and duration. */
+const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: CallState | undefined) =>
+  Effect.flatMap(Clock.currentTimeMillis, (started) =>
+    emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }).pipe(
+      Effect.andThen(settle(ctx, call, state)),
+      Effect.tap((settled) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          emitTo(
+            observer,
+            settled instanceof Held
+              ? {
+                _tag: "ToolCallFinished",
+                id: call.id,
+                name: call.name,
+                status: statusOf(settled),
+                durationMillis: now - started
+              }
+              : {
+                _tag: "ToolCallFinished",
+                id: call.id,
+                name: call.name,
+                status: statusOf(settled),
+                result: settled.encoded,
+                durationMillis: now - started
+              }
+          ))
+      )
+    ))
+
+/**
+ * Settles one call of a round inside an `execute_tool` span, reporting it to
+ * the observer. A call that still waits for a decision or a result is
+ * neither traced nor reported again.
+ */
+const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | undefined): Effect.Effect<Settled> => {
+  if (state !== undefined && (state._tag === "AwaitingApproval" || state._tag === "AwaitingResult")) {
+    return Effect.succeed(new Held(call, state))
+  }
+  const run = ctx.observer === undefined ? settle(ctx, call, state) : observed(ctx, ctx.observer, call, state)
+  if (!ctx.traced) return run
+  return Effect.tap(run, annotateSettled).pipe(
+    Effect.withSpan(`execute_tool ${call.name}`, {
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id
+      }
+    }, { captureStackTrace: false })
+  )
+}
+
 const emptyMessages: ReadonlyArray<Prompt.Message> = []
 
 /**
@@ -488,7 +558,15 @@ export const runCall = (
   services: Context.Context<never>
 ): Effect.Effect<ToolResult> =>
   Effect.flatMap(
-    settle({ compiled, services, messages: emptyMessages, policy: defaultPolicy, log: { fails: [], edits: new Map() } }, call, undefined),
+    settle({
+      compiled,
+      services,
+      messages: emptyMessages,
+      policy: defaultPolicy,
+      log: { fails: [], edits: new Map() },
+      observer: undefined,
+      traced: false
+    }, call, undefined),
     (settled) =>
       settled instanceof Held
         ? Effect.die(new Error(`runCall: call ${call.id} was held (${settled.state._tag})`))
@@ -510,10 +588,19 @@ export const runRound = (
 ): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
   Effect.contextWith((services: Context.Context<never>) => {
     const log: RoundLog = { fails: [], edits: new Map() }
-    const ctx: RoundContext = { compiled, services, messages, policy, log }
+    const observer = Context.get(services, Observer)
+    const ctx: RoundContext = {
+      compiled,
+      services,
+      messages,
+      policy,
+      log,
+      observer: isActive(observer) ? observer : undefined,
+      traced: isTraced(services)
+    }
     const settled = calls.length === 1
-      ? Effect.map(settle(ctx, calls[0], states[calls[0].id]), (one) => [one])
-      : Effect.forEach(calls, (call) => settle(ctx, call, states[call.id]), { concurrency: policy.concurrency })
+      ? Effect.map(settleTraced(ctx, calls[0], states[calls[0].id]), (one) => [one])
+      : Effect.forEach(calls, (call) => settleTraced(ctx, call, states[call.id]), { concurrency: policy.concurrency })
     return Effect.map(settled, (all) => ({ settled: all, log }))
   })
 

@@ -1,0 +1,97 @@
+/**
+ * Retrying failed model calls the way providers ask to be retried: with
+ * exponential backoff, never sooner than the provider's `retry-after`, and
+ * not at all when the failure cannot pass by itself (a 400 stays a 400).
+ *
+ * Pass the schedule as the `retry` option of a run (or of `Step.callLlmWith`);
+ * any other `Schedule` works there too.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect, Schedule } from "effect"
+import type { ChatModelError } from "./ChatModel.ts"
+
+/**
+ * Options of {@link schedule}.
+ *
+ * - `times`: retries after the first attempt (default 3).
+ * - `base`: the first delay, doubled each retry (default 500 ms).
+ * - `max`: the longest backoff delay (default 30 s); a longer `retry-after`
+ *   from the provider still wins.
+ *
+ * @example
+ * ```ts
+ * import { ModelRetry } from "loopwork"
+ *
+ * const options: ModelRetry.Options = { times: 5, base: "1 second" }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly times?: number | undefined
+  readonly base?: Duration.Input | undefined
+  readonly max?: Duration.Input | undefined
+}
+
+/**
+ * Whether retrying can help: false only when the provider said so
+ * (`retryable: false`, e.g. HTTP 400). A scripted model running out of turns
+ * is not retried either.
+ *
+ * @example
+ * ```ts
+ * import { LoopError, ModelRetry } from "loopwork"
+ *
+ * ModelRetry.isRetryable(new LoopError.ModelCallFailed({ description: "bad request", cause: undefined, status: 400, retryable: false }))
+ * // false
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isRetryable = (error: ChatModelError): boolean =>
+  error._tag === "ModelCallFailed" && error.retryable !== false
+
+/**
+ * How long the provider asked to wait before the next attempt (zero when it
+ * did not say).
+ *
+ * @example
+ * ```ts
+ * import { LoopError, ModelRetry } from "loopwork"
+ *
+ * ModelRetry.retryAfter(new LoopError.ModelCallFailed({ description: "slow down", cause: undefined, retryAfterMillis: 1500 }))
+ * // Duration.millis(1500)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const retryAfter = (error: ChatModelError): Duration.Duration =>
+  error._tag === "ModelCallFailed" && error.retryAfterMillis !== undefined
+    ? Duration.millis(error.retryAfterMillis)
+    : Duration.zero
+
+/**
+ * Exponential backoff (`base`, doubled each time, at most `max`) for up to
+ * `times` retries; each delay is at least the provider's `retry-after`, and
+ * failures that are not retryable end the retries at once.
+ *
+ * @example
+ * ```ts
+ * import { Chain, Mode, ModelRetry } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const run = Chain.run(chain, { mode: Mode.whileNeedsResponse, retry: ModelRetry.schedule({ times: 4 }) })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const schedule = (options?: Options): Schedule.Schedule<Duration.Duration, ChatModelError> => {
+  const times = options?.times ?? 3
+  const max = Duration.fromInputUnsafe(options?.max ?? "30 seconds")
+  const backoff: Schedule.Schedule<Duration.Duration, ChatModelError> = Schedule.exponential(options?.base ?? "500 millis")
+  return backoff.pipe(
+    Schedule.while(({ attempt, input }) => attempt <= times && isRetryable(input)),
+    Schedule.modifyDelay(({ duration, input }) => Effect.succeed(Duration.max(Duration.min(duration, max), retryAfter(input))))
+  )
+}

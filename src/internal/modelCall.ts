@@ -1,0 +1,206 @@
+/**
+ * One model call as the loop makes it: a `chat` span with `gen_ai.*`
+ * attributes around it, the user's retry schedule, and — when an observer
+ * watches — the call's events, streaming the response so text deltas arrive
+ * as they are produced. A streamed response is assembled into the same whole
+ * parts `generate` returns, so a chain does not depend on how it was run.
+ *
+ * @internal
+ */
+import { Clock, type Context, Effect, Schedule, Stream } from "effect"
+import { Response } from "effect/ai"
+import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
+import { ModelCallFailed } from "../LoopError.ts"
+import { emitTo, isActive, type Observer, type Usage } from "../RunEvent.ts"
+import * as Parts from "./parts.ts"
+import { isTraced } from "./tracing.ts"
+
+type Model = ChatModel["Service"]
+
+/** Whole parts from streamed ones: text and reasoning deltas joined, tool-argument deltas dropped. */
+export const assemble = (streamed: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => {
+  const out: Array<Response.AnyPart> = []
+  const open = new Map<string, { readonly kind: "text" | "reasoning"; text: string; readonly at: number }>()
+  for (const part of streamed) {
+    switch (part.type) {
+      case "text-start":
+      case "reasoning-start": {
+        const kind = part.type === "text-start" ? "text" : "reasoning"
+        open.set(`${kind}:${part.id}`, { kind, text: "", at: out.length })
+        out.push(part) // placeholder, replaced at the end
+        break
+      }
+      case "text-delta":
+      case "reasoning-delta": {
+        const block = open.get(`${part.type === "text-delta" ? "text" : "reasoning"}:${part.id}`)
+        if (block !== undefined) block.text += part.delta
+        else out.push(part.type === "text-delta" ? Parts.responseText(part.delta) : reasoning(part.delta))
+        break
+      }
+      case "text-end":
+      case "reasoning-end":
+      case "tool-params-start":
+      case "tool-params-delta":
+      case "tool-params-end":
+        break
+      default:
+        out.push(part)
+    }
+  }
+  for (const block of open.values()) {
+    out[block.at] = block.kind === "text" ? Parts.responseText(block.text) : reasoning(block.text)
+  }
+  return out
+}
+
+const reasoning = (text: string): Response.AnyPart => Response.makePart("reasoning", { text })
+
+/** The finish part's reason and usage, if any. */
+export const finishOf = (
+  parts: ReadonlyArray<Response.AnyPart>
+): { readonly reason: Response.FinishReason; readonly usage: Usage } => {
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const part = parts[i]
+    if (part.type === "finish") {
+      const usage: { inputTokens?: number; outputTokens?: number } = {}
+      if (part.usage.inputTokens.total !== undefined) usage.inputTokens = part.usage.inputTokens.total
+      if (part.usage.outputTokens.total !== undefined) usage.outputTokens = part.usage.outputTokens.total
+      return { reason: part.reason, usage }
+    }
+  }
+  return { reason: "unknown", usage: {} }
+}
+
+const textOf = (parts: ReadonlyArray<Response.AnyPart>): string => {
+  let text = ""
+  for (const part of parts) if (part.type === "text") text += part.text
+  return text
+}
+
+const toolCallsOf = (parts: ReadonlyArray<Response.AnyPart>) => {
+  const calls: Array<{ readonly id: string; readonly name: string }> = []
+  for (const part of parts) if (part.type === "tool-call" && !part.providerExecuted) calls.push({ id: part.id, name: part.name })
+  return calls
+}
+
+const streamed = (
+  model: Model,
+  request: GenerateRequest,
+  observer: Observer,
+  call: number
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
+  Effect.map(
+    Stream.runFoldEffect(
+      model.stream(request),
+      (): Array<Response.AnyPart> => [],
+      (parts, part) => {
+        parts.push(part)
+        return part.type === "text-delta"
+          ? Effect.as(emitTo(observer, { _tag: "TextDelta", call, delta: part.delta }), parts)
+          : Effect.succeed(parts)
+      }
+    ),
+    assemble
+  )
+
+/** A model (or its client) that dies fails the call instead: the run ends with the chain, or retries. */
+const died = (defect: unknown): Effect.Effect<never, ModelCallFailed> =>
+  Effect.fail(
+    new ModelCallFailed({
+      description: `the model failed unexpectedly: ${defect instanceof Error ? defect.message : String(defect)}`,
+      cause: defect
+    })
+  )
+
+const generateSafely = (model: Model, request: GenerateRequest): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
+  Effect.catchDefect(Effect.suspend(() => model.generate(request)), died)
+
+/** One attempt, observed: started/finished/failed events with the attempt's duration. */
+const observedAttempt = (
+  model: Model,
+  request: GenerateRequest,
+  observer: Observer,
+  call: number,
+  attempts: { count: number }
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
+  Effect.flatMap(Clock.currentTimeMillis, (started) => {
+    const attempt = ++attempts.count
+    const run = observer.streaming
+      ? Effect.catchDefect(Effect.suspend(() => streamed(model, request, observer, call)), died)
+      : generateSafely(model, request)
+    return Effect.andThen(
+      emitTo(observer, {
+        _tag: "ModelCallStarted",
+        call,
+        messages: request.prompt.content.length,
+        tools: request.tools.map((tool) => tool.name)
+      }),
+      Effect.tapError(run, (error) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          emitTo(observer, {
+            _tag: "ModelCallFailed",
+            call,
+            attempt,
+            error: error._tag,
+            message: error.message,
+            durationMillis: now - started
+          })))
+    ).pipe(
+      Effect.tap((parts) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const finish = finishOf(parts)
+          return emitTo(observer, {
+            _tag: "ModelCallFinished",
+            call,
+            finishReason: finish.reason,
+            usage: finish.usage,
+            text: textOf(parts),
+            toolCalls: toolCallsOf(parts),
+            durationMillis: now - started
+          })
+        })
+      )
+    )
+  })
+
+const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> => {
+  const finish = finishOf(parts)
+  const attributes: Record<string, unknown> = { "gen_ai.response.finish_reasons": [finish.reason] }
+  if (finish.usage.inputTokens !== undefined) attributes["gen_ai.usage.input_tokens"] = finish.usage.inputTokens
+  if (finish.usage.outputTokens !== undefined) attributes["gen_ai.usage.output_tokens"] = finish.usage.outputTokens
+  return Effect.annotateCurrentSpan(attributes)
+}
+
+/**
+ * Calls the model for the chain's `call`-th turn: retried by `retry`,
+ * observed by `observer`, traced as a `chat` span (when traced).
+ *
+ * @internal
+ */
+export const callModel = (
+  context: Context.Context<never>,
+  model: Model,
+  request: GenerateRequest,
+  observer: Observer,
+  retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
+  call: number
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
+  const attempts = { count: 0 }
+  const once = isActive(observer)
+    ? Effect.suspend(() => observedAttempt(model, request, observer, call, attempts))
+    : generateSafely(model, request)
+  const retried = retry === undefined ? once : Effect.retry(once, retry)
+  if (!isTraced(context)) return retried
+  const info = model.info
+  return Effect.tap(retried, annotate).pipe(
+    Effect.withSpan(info === undefined ? "chat" : `chat ${info.model}`, {
+      kind: "client",
+      attributes: {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": info?.provider ?? "unknown",
+        "gen_ai.request.model": info?.model ?? "unknown",
+        "loopwork.call": call
+      }
+    }, { captureStackTrace: false })
+  )
+}

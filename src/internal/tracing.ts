@@ -1,0 +1,23 @@
+/**
+ * Spans of the loop (`invoke_agent`, `chat`, `execute_tool`), created only
+ * when someone can see them: tracing is enabled and a tracer other than
+ * Effect's built-in `nativeTracer` is installed (an OpenTelemetry exporter, a
+ * test tracer). The native tracer exports nothing, and three spans per step
+ * would roughly double the loop's own cost.
+ *
+ * @internal
+ */
+import { Context, Effect, References, Tracer } from "effect"
+
+/** Whether spans created under `context` reach a tracing backend. */
+export const isTraced = (context: Context.Context<never>): boolean =>
+  Context.get(context, References.TracerEnabled) && Context.get(context, Tracer.Tracer) !== Tracer.nativeTracer
+
+/** `effect` inside a span named `name`, when `context` is traced; `effect` itself otherwise. */
+export const withSpanIn = <A, E, R>(
+  context: Context.Context<never>,
+  effect: Effect.Effect<A, E, R>,
+  name: string,
+  options: Tracer.SpanOptionsNoTrace
+): Effect.Effect<A, E, R> =>
+  isTraced(context) ? Effect.withSpan(effect, name, { ...options, captureStackTrace: false }) : effect
