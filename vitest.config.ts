@@ -1,16 +1,14 @@
 import { defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
 
-// "source": the package's own entry points resolve to src/*.ts in tests (the
-// published entry points are the compiled dist/*.js).
+// "loopwork-source": the package's own entry points resolve to src/*.ts in
+// tests (the published entry points are the compiled dist/*.js). The name is
+// the project's own: some dependencies publish TypeScript under "source".
 export default defineConfig({
-  resolve: { conditions: ["source", ...defaultServerConditions] },
-  ssr: { resolve: { conditions: ["source", ...defaultServerConditions] } },
+  resolve: { conditions: ["loopwork-source", ...defaultServerConditions] },
+  ssr: { resolve: { conditions: ["loopwork-source", ...defaultServerConditions] } },
   test: {
     include: ["test/**/*.test.ts"],
-    // The AI SDK's dependency eventsource-parser publishes a "source" export
-    // pointing at TypeScript; inlined, vite transforms it instead of Node.
-    server: { deps: { inline: [/@ai-sdk\//, "eventsource-parser"] } },
     testTimeout: 20_000
   }
 })

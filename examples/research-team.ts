@@ -1,12 +1,15 @@
 /**
  * A research team: a researcher (with a search tool), a writer and a reviewer
- * whose verdict is structured output. The same team runs twice on the
- * embedded scripted model: once SEQUENTIAL, once HIERARCHICAL under a manager
- * with constraints. Progress is printed from the ensemble's events.
+ * whose verdict is structured output. The same team runs twice: once
+ * SEQUENTIAL, once HIERARCHICAL under a manager with constraints. Progress is
+ * rendered live from `Ensemble.stream`: a line per model call and tool call
+ * with durations and tokens, the final output, and a summary.
  *
- *   npm run demo
+ *   npm run demo                                   # the embedded scripted model, no API key
+ *   OPENAI_API_KEY=sk-... npm run demo             # a real model through the AI SDK bridge
+ *   (optional: OPENAI_BASE_URL for a compatible server, LOOPWORK_MODEL, default gpt-4.1-mini)
  */
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Layer, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { Prompt } from "effect/ai"
 import { ChatModel } from "loopwork"
@@ -35,7 +38,7 @@ const textOf = (message: Prompt.Message | undefined): string =>
     ? message.content
     : message.content.map((part) => part.type === "text" ? part.text : "").join("")
 
-const reply = (request: ChatModel.GenerateRequest): ChatModel.ScriptedReply => {
+export const reply = (request: ChatModel.GenerateRequest): ChatModel.ScriptedReply => {
   const messages = request.prompt.content
   const role = /^You are (\w+)\./.exec(textOf(messages[0]))?.[1]
   const toolRounds = messages.filter((message) => message.role === "tool").length
@@ -63,7 +66,34 @@ const reply = (request: ChatModel.GenerateRequest): ChatModel.ScriptedReply => {
   }
 }
 
-export const model = ChatModel.scripted([reply], { repeat: true, latency: "150 millis" })
+/** Rough token counts (4 characters a token), so the scripted run reports usage like a real one. */
+const tokens = (text: string) => Math.ceil(text.length / 4)
+const promptText = (request: ChatModel.GenerateRequest) =>
+  request.prompt.content.map((message) =>
+    typeof message.content === "string"
+      ? message.content
+      : message.content.map((part) => part.type === "text" ? part.text : JSON.stringify(part)).join("")
+  ).join("\n")
+
+export const model = ChatModel.scripted([(request) => {
+  const answer = reply(request)
+  const written = (answer.text ?? "") + JSON.stringify(answer.toolCalls ?? [])
+  return { ...answer, usage: { inputTokens: tokens(promptText(request)), outputTokens: tokens(written) } }
+}], { repeat: true, latency: "150 millis" })
+
+/**
+ * The model the demo runs on: a real one through `ChatModel.fromAiSdk` when
+ * `OPENAI_API_KEY` is set, the scripted one otherwise.
+ */
+export const modelLayer = (env: Readonly<Record<string, string | undefined>>): Layer.Layer<ChatModel.ChatModel, unknown> => {
+  const apiKey = env["OPENAI_API_KEY"]
+  if (apiKey === undefined || apiKey === "") return model.layer
+  return Layer.unwrap(Effect.promise(async () => {
+    const [{ createOpenAI }, { ChatModel: Bridge }] = await Promise.all([import("@ai-sdk/openai"), import("loopwork/ai-sdk")])
+    const provider = createOpenAI({ apiKey, ...(env["OPENAI_BASE_URL"] ? { baseURL: env["OPENAI_BASE_URL"] } : {}) })
+    return Bridge.fromAiSdk(provider.chat(env["LOOPWORK_MODEL"] ?? "gpt-4.1-mini"), { timeout: "120 seconds" })
+  }))
+}
 
 // -- The team -------------------------------------------------------------------
 
@@ -101,15 +131,14 @@ export const team = Effect.gen(function*() {
 
 const inputs = { topic: "Effect", audience: "backend engineers" }
 
-export const sequentialRun = Effect.gen(function*() {
+export const sequentialTeam = Effect.gen(function*() {
   const { agents, tasks } = yield* team
-  const ensemble = yield* Ensemble.make({ agents, tasks })
-  return yield* Ensemble.run(ensemble, inputs)
+  return yield* Ensemble.make({ agents, tasks })
 })
 
-export const hierarchicalRun = Effect.gen(function*() {
+export const hierarchicalTeam = Effect.gen(function*() {
   const { agents, tasks } = yield* team
-  const ensemble = yield* Ensemble.make({
+  return yield* Ensemble.make({
     agents,
     tasks,
     workflow: "HIERARCHICAL",
@@ -119,47 +148,103 @@ export const hierarchicalRun = Effect.gen(function*() {
       requiredStages: [["Researcher"], ["Writer"], ["Reviewer"]]
     }
   })
-  return yield* Ensemble.run(ensemble, inputs)
 })
 
-// -- Printing progress from events ----------------------------------------------
+export const sequentialRun = Effect.flatMap(sequentialTeam, (ensemble) => Ensemble.run(ensemble, inputs))
+export const hierarchicalRun = Effect.flatMap(hierarchicalTeam, (ensemble) => Ensemble.run(ensemble, inputs))
 
-const line = (event: EnsembleEvent.EnsembleEvent): string => {
+// -- Rendering progress from the event stream -----------------------------------
+
+const seconds = (millis: number) => `${(millis / 1000).toFixed(2)}s`
+const clip = (text: string, width = 60) => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length <= width ? flat : `${flat.slice(0, width - 1)}…`
+}
+
+/** Totals for the summary line. */
+export interface Totals {
+  modelCalls: number
+  toolCalls: number
+  inputTokens: number
+  outputTokens: number
+}
+
+/** The lines an event prints (often none), adding to `totals`. */
+export const render = (event: EnsembleEvent.EnsembleEvent, totals: Totals): ReadonlyArray<string> => {
   switch (event._tag) {
     case "TaskStarted":
-      return `▶ ${event.agentRole}: ${event.taskDescription.split("\n")[0]}`
+      return [`▶ ${event.agentRole} · ${clip(event.taskDescription.split("\n")[0])}`]
     case "TaskCompleted":
-      return `✓ ${event.agentRole} (${(event.durationMillis / 1000).toFixed(2)}s, ${event.toolCallCount} tool call(s))`
+      return [`✓ ${event.agentRole} done in ${seconds(event.durationMillis)}`]
     case "TaskFailed":
-      return `✗ ${event.agentRole}: ${event.reason}`
-    case "ToolCalled":
-      return `  · ${event.agentRole} called ${event.tool}${event.isFailure ? " (failed)" : ""}`
+      return [`✗ ${event.agentRole}: ${event.reason}`]
     case "DelegationStarted":
-      return `→ ${event.delegatingRole} delegates to ${event.workerRole}`
+      return [`→ ${event.delegatingRole} delegates to ${event.workerRole}`]
     case "DelegationCompleted":
-      return `← ${event.workerRole} done for ${event.delegatingRole}`
+      return [`← ${event.workerRole} done for ${event.delegatingRole}`]
     case "DelegationFailed":
-      return `← ${event.workerRole} failed: ${event.reason}`
+      return [`← ${event.workerRole} failed: ${event.reason}`]
     case "DelegationRejected":
-      return `⊘ ${event.delegatingRole} → ${event.agentRole}: ${event.reason}`
+      return [`⊘ ${event.delegatingRole} → ${event.agentRole}: ${event.reason}`]
+    case "ToolCalled":
+    case "EnsembleFailed":
+      return []
+    case "EnsembleCompleted":
+      return [`final: ${event.output.raw}`]
+    case "AgentRun": {
+      const run = event.event
+      switch (run._tag) {
+        case "ModelCallFinished": {
+          totals.modelCalls++
+          totals.inputTokens += run.usage.inputTokens ?? 0
+          totals.outputTokens += run.usage.outputTokens ?? 0
+          const said = run.toolCalls.length > 0 ? `→ ${run.toolCalls.map((call) => call.name).join(", ")}` : `"${clip(run.text)}"`
+          const used = `${run.usage.inputTokens ?? "?"}→${run.usage.outputTokens ?? "?"} tokens`
+          return [`  ◆ ${event.agentRole} model call ${run.call}  ${seconds(run.durationMillis)}  ${used}  ${said}`]
+        }
+        case "ModelCallFailed":
+          return [`  ✗ ${event.agentRole} model call ${run.call} failed (attempt ${run.attempt}): ${run.message}`]
+        case "ToolCallFinished":
+          totals.toolCalls++
+          return [`  ⚙ ${event.agentRole} ${run.name}  ${seconds(run.durationMillis)}  ${run.status}`]
+        default:
+          return []
+      }
+    }
   }
 }
 
-export const printing = (print: (text: string) => void) =>
-  Effect.provideService(EnsembleEvent.Sink, { publish: (event) => Effect.sync(() => print(line(event))) })
+/** Runs `ensemble`, printing its progress; returns the output. */
+export const watch = <R>(ensemble: Ensemble.Ensemble<R>, print: (text: string) => void) =>
+  Effect.gen(function*() {
+    const totals: Totals = { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0 }
+    let output: EnsembleEvent.EnsembleEvent & { readonly _tag: "EnsembleCompleted" } | undefined
+    yield* Ensemble.stream(ensemble, inputs).pipe(
+      Stream.runForEach((event) =>
+        Effect.sync(() => {
+          if (event._tag === "EnsembleCompleted") output = event
+          for (const line of render(event, totals)) print(line)
+        })
+      )
+    )
+    const done = output!.output
+    print(
+      `summary: ${done.taskOutputs.length} task outputs · ${totals.modelCalls} model calls · ${totals.toolCalls} tool calls · ` +
+        `${totals.inputTokens}→${totals.outputTokens} tokens · ${seconds(Duration.toMillis(done.totalDuration))}`
+    )
+    return done
+  })
 
 if (import.meta.main) {
+  const print = (text: string) => console.log(text)
   const program = Effect.gen(function*() {
-    console.log("== SEQUENTIAL ==")
-    const first = yield* sequentialRun
-    console.log(`final: ${first.raw}`)
-    console.log(`${first.taskOutputs.length} tasks, ${first.totalToolCalls} tool call(s)\n`)
-    console.log("== HIERARCHICAL (manager with constraints) ==")
-    const second = yield* hierarchicalRun
-    console.log(`final: ${second.raw}`)
-    console.log(
+    print("== SEQUENTIAL ==")
+    yield* watch(yield* sequentialTeam, print)
+    print("\n== HIERARCHICAL (manager with constraints) ==")
+    const second = yield* watch(yield* hierarchicalTeam, print)
+    print(
       `${second.delegations.length} delegation(s): ${second.delegations.map((d) => `${d.response.workerRole} ${d.response.status}`).join(", ")}`
     )
-  }).pipe(printing(console.log), Effect.provide([model.layer, ToolHandlers]))
+  }).pipe(Effect.provide([modelLayer(process.env), ToolHandlers]))
   await Effect.runPromise(program)
 }

@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { type Cause, Clock, Context, Duration, Effect, Exit, Layer, Queue, Stream } from "effect"
 import type { Tool } from "effect/ai"
 import type * as Chain from "../Chain.ts"
 import type { ChatModel } from "../ChatModel.ts"
@@ -43,6 +43,7 @@ import {
   ValidationError
 } from "./EnsembleError.ts"
 import type { DelegationRecord } from "./Delegation.ts"
+import { type EnsembleEvent, publish, Sink } from "./EnsembleEvent.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import * as HierarchicalConstraints from "./HierarchicalConstraints.ts"
 import * as Role from "./Role.ts"
@@ -473,14 +474,56 @@ export const run = <R>(
     const last = ensemble.tasks[ensemble.tasks.length - 1]
     // HIERARCHICAL: the manager's synthesis, which comes last.
     const final = pairs.find(([task]) => task !== undefined && task === last)?.[1] ?? taskOutputs[taskOutputs.length - 1]
-    return {
+    const output: EnsembleOutput = {
       raw: final.raw,
       taskOutputs,
       totalDuration: Duration.millis(finished - started),
       totalToolCalls,
       delegations: d.records
     }
-  }).pipe(Effect.scoped)
+    yield* publish({ _tag: "EnsembleCompleted", output })
+    return output
+  }).pipe(
+    Effect.scoped,
+    Effect.tapError((error) => publish({ _tag: "EnsembleFailed", error: error._tag, message: error.message }))
+  )
+
+/**
+ * Runs an ensemble as {@link run} does, as a `Stream` of its events: tasks
+ * and delegations, each agent's run as it happens (`AgentRun`: model calls
+ * with their text deltas, tool calls), and the end — `EnsembleCompleted` with
+ * the output, or `EnsembleFailed`, after which the stream fails with the same
+ * error `run` fails with. Interrupting the stream interrupts the run.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Ensemble } from "loopwork/ensemble"
+ *
+ * declare const ensemble: Ensemble.Ensemble
+ * const progress = Ensemble.stream(ensemble).pipe(
+ *   Stream.runForEach((event) => Effect.log(event._tag))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const stream = <R>(
+  ensemble: Ensemble<R>,
+  inputs: Readonly<Record<string, string>> = {},
+  options?: { readonly bufferSize?: number | undefined }
+): Stream.Stream<EnsembleEvent, EnsembleError, ChatModel | R> =>
+  Stream.callback<EnsembleEvent, EnsembleError, ChatModel | R>(
+    (queue) =>
+      run(ensemble, inputs).pipe(
+        Effect.provideService(Sink, { publish: (event) => Queue.offer(queue, event) }),
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<EnsembleError>)
+        )
+      ),
+    { bufferSize: options?.bufferSize ?? 256, strategy: "suspend" }
+  )
 
 /**
  * An ensemble as a service: `run(inputs)` with the model and tool handlers

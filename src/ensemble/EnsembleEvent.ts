@@ -14,11 +14,17 @@
  * ```
  *
  * A sink that fails or dies does not stop the run. `ToolCalled` events of a
- * task are published when the agent's run for that task ends, in call order.
+ * task are published when the agent's run for that task ends, in call order;
+ * `AgentRun` events carry the agent's run as it happens (model calls, text
+ * deltas, tool calls: a `RunEvent`). The run ends with `EnsembleCompleted`
+ * (the output) or `EnsembleFailed`. `Ensemble.stream` gives all of them as a
+ * `Stream`.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Schema } from "effect"
+import { RunEvent } from "../RunEvent.ts"
+import { EnsembleOutput } from "./TaskOutput.ts"
 
 /**
  * Any event.
@@ -72,7 +78,11 @@ export const EnsembleEvent = Schema.Union([
     tool: Schema.String,
     callId: Schema.String,
     isFailure: Schema.Boolean
-  })
+  }),
+  // What an agent's run does as it happens: model calls, text deltas, tool calls (see RunEvent).
+  Schema.TaggedStruct("AgentRun", { agentRole: Schema.String, taskDescription: Schema.String, event: RunEvent }),
+  Schema.TaggedStruct("EnsembleCompleted", { output: EnsembleOutput }),
+  Schema.TaggedStruct("EnsembleFailed", { error: Schema.String, message: Schema.String })
 ]).annotate({ identifier: "EnsembleEvent" })
 
 /**
@@ -95,8 +105,27 @@ export type EnsembleEvent = typeof EnsembleEvent.Type
  */
 export const Sink = Context.Reference<{ readonly publish: (event: EnsembleEvent) => Effect.Effect<void> }>(
   "loopwork/ensemble/EventSink",
-  { defaultValue: () => ({ publish: () => Effect.void }) }
+  { defaultValue: () => dropAll }
 )
+
+const dropAll = { publish: (_: EnsembleEvent) => Effect.void }
+
+/**
+ * Whether a sink other than the default (which drops every event) is
+ * provided. Agents' runs report their live events (`AgentRun`) only then.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { EnsembleEvent } from "loopwork/ensemble"
+ *
+ * const watched = Effect.map(Effect.service(EnsembleEvent.Sink), EnsembleEvent.isWatched)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const isWatched = (sink: { readonly publish: (event: EnsembleEvent) => Effect.Effect<void> }): boolean =>
+  sink !== dropAll
 
 /**
  * Publishes an event to the current sink; a failing sink is ignored.

@@ -2,7 +2,7 @@
  * The ensemble as a layer and service, its events, and verbose logging.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Schema } from "effect"
+import { Effect, Exit, Layer, Logger, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
@@ -68,14 +68,44 @@ describe("EnsembleEvent", () => {
         Effect.provide([script().layer, handlers])
       )
       expect(output.raw).toBe("the text")
-      expect(events.map((event) => event._tag)).toEqual([
+      // AgentRun events carry each agent's run live: its model calls and tool calls
+      expect(events.map((event) => event._tag === "AgentRun" ? `${event.agentRole}: ${event.event._tag}` : event._tag)).toEqual([
         "TaskStarted",
+        "Researcher: RunStarted",
+        "Researcher: ModelCallStarted",
+        "Researcher: ModelCallFinished",
+        "Researcher: ToolCallStarted",
+        "Researcher: ToolCallFinished",
+        "Researcher: ModelCallStarted",
+        ...events.filter((e) => e._tag === "AgentRun" && e.event._tag === "TextDelta" && e.agentRole === "Researcher").map(() =>
+          "Researcher: TextDelta"
+        ),
+        "Researcher: ModelCallFinished",
+        "Researcher: RunFinished",
         "ToolCalled",
         "TaskCompleted",
         "TaskStarted",
-        "TaskCompleted"
+        "Writer: RunStarted",
+        "Writer: ModelCallStarted",
+        ...events.filter((e) => e._tag === "AgentRun" && e.event._tag === "TextDelta" && e.agentRole === "Writer").map(() =>
+          "Writer: TextDelta"
+        ),
+        "Writer: ModelCallFinished",
+        "Writer: RunFinished",
+        "TaskCompleted",
+        "EnsembleCompleted"
       ])
-      expect(events[1]).toEqual({
+      const live = events.filter((e) => e._tag === "AgentRun" && e.agentRole === "Writer" && e.event._tag === "TextDelta")
+      expect(live.map((e) => e._tag === "AgentRun" && e.event._tag === "TextDelta" ? e.event.delta : "").join("")).toBe("the text")
+      expect(events.find((e) => e._tag === "AgentRun" && e.event._tag === "ToolCallFinished")).toEqual({
+        _tag: "AgentRun",
+        agentRole: "Researcher",
+        taskDescription: "Research Effect",
+        event: { _tag: "ToolCallFinished", id: "c1", name: "lookup", status: "succeeded", result: expect.anything(), durationMillis: 0 }
+      })
+      expect(events.at(-1)).toEqual({ _tag: "EnsembleCompleted", output })
+      const toolCalled = events.filter((e) => e._tag === "ToolCalled")
+      expect(toolCalled[0]).toEqual({
         _tag: "ToolCalled",
         agentRole: "Researcher",
         taskDescription: "Research Effect",
@@ -100,15 +130,58 @@ describe("EnsembleEvent", () => {
           Effect.provide([model.layer, handlers])
         )
       )
-      expect(events).toEqual([
+      expect(events.filter((e) => e._tag !== "AgentRun")).toEqual([
         { _tag: "TaskStarted", taskDescription: "Research Effect", agentRole: "Researcher" },
         {
           _tag: "TaskFailed",
           taskDescription: "Research Effect",
           agentRole: "Researcher",
           reason: "The model call failed: overloaded"
-        }
+        },
+        { _tag: "EnsembleFailed", error: "TaskExecutionError", message: expect.stringContaining("overloaded") }
       ])
+      // the agent's run reported the failed model call and its end, live
+      expect(events.flatMap((e) => e._tag === "AgentRun" ? [e.event._tag] : [])).toEqual([
+        "RunStarted",
+        "ModelCallStarted",
+        "ModelCallFailed",
+        "RunFailed"
+      ])
+    }))
+})
+
+describe("Ensemble.stream", () => {
+  it.effect("gives the events a sink receives, ending with EnsembleCompleted and its output", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks })
+      const sunk: Array<EnsembleEvent.EnsembleEvent> = []
+      const output = yield* Ensemble.run(ensemble, { topic: "Effect" }).pipe(
+        Effect.provideService(EnsembleEvent.Sink, { publish: (event) => Effect.sync(() => sunk.push(event)) }),
+        Effect.provide([script().layer, handlers])
+      )
+      const streamed = yield* Stream.runCollect(Ensemble.stream(ensemble, { topic: "Effect" })).pipe(
+        Effect.provide([script().layer, handlers])
+      )
+      expect(streamed).toEqual(sunk)
+      expect(streamed.at(-1)).toEqual({ _tag: "EnsembleCompleted", output })
+    }))
+
+  it.effect("a failing run: EnsembleFailed, then the stream fails with the error run fails with", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks })
+      const seen: Array<EnsembleEvent.EnsembleEvent> = []
+      const exit = yield* Ensemble.stream(ensemble, { topic: "Effect" }).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
+        Effect.provide([ChatModel.scripted([{ fail: "overloaded" }]).layer, handlers]),
+        Effect.exit
+      )
+      const error = yield* Effect.flip(
+        Ensemble.run(ensemble, { topic: "Effect" }).pipe(Effect.provide([ChatModel.scripted([{ fail: "overloaded" }]).layer, handlers]))
+      )
+      expect(exit).toEqual(Exit.fail(error))
+      expect(seen.at(-1)).toEqual({ _tag: "EnsembleFailed", error: "TaskExecutionError", message: error.message })
     }))
 })
 

@@ -14,7 +14,8 @@ import { ChatModel } from "../../ChatModel.ts"
 import * as Mode from "../../Mode.ts"
 import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
 import * as AgentPrompt from "../../ensemble/AgentPrompt.ts"
-import { publish } from "../../ensemble/EnsembleEvent.ts"
+import { isWatched, publish, Sink } from "../../ensemble/EnsembleEvent.ts"
+import { Observer } from "../../RunEvent.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 
 /** @internal a task with its templates filled */
@@ -217,7 +218,7 @@ export const runTask = (
     return output
   })
   const observed = publish({ _tag: "TaskStarted", taskDescription: task.description, agentRole: agent.role }).pipe(
-    Effect.andThen(work),
+    Effect.andThen(reportingRuns(work, agent.role, task.description)),
     // A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
     Effect.catchDefect((defect) =>
       Effect.fail(new TaskFailure(`unexpected error: ${defect instanceof Error ? defect.message : String(defect)}`))
@@ -239,6 +240,23 @@ export const runTask = (
   const built = models?.get(agent.llm)
   return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)
 }
+
+/**
+ * `work` with its chain runs reported live to the ensemble's sink as
+ * `AgentRun` events (streaming model calls), when someone watches.
+ */
+const reportingRuns = <A, E, R>(
+  work: Effect.Effect<A, E, R>,
+  agentRole: string,
+  taskDescription: string
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.service(Sink), (sink) =>
+    isWatched(sink)
+      ? Effect.provideService(work, Observer, {
+        emit: (event) => publish({ _tag: "AgentRun", agentRole, taskDescription, event }),
+        streaming: true
+      })
+      : work)
 
 /**
  * The agents' own models, built once per run (a model layer may hold state:
