@@ -497,7 +497,7 @@ const unfinished = new ModelCallFailed({
  * import { Chain, Mode, ModelRetry } from "loopwork"
  * import { ChatModel } from "loopwork/ai-sdk"
  *
- * const Model = ChatModel.fromAiSdk(createOpenAI({ apiKey: process.env.OPENAI_API_KEY }).chat("gpt-4.1-mini"))
+ * const Model = ChatModel.fromAiSdk(createOpenAI({ apiKey: process.env.OPENAI_API_KEY ?? "" }).chat("gpt-4.1-mini"))
  * const answer = Chain.run(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse, retry: ModelRetry.schedule() }).pipe(
  *   Effect.provide(Model)
  * )
