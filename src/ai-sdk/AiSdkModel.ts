@@ -344,8 +344,12 @@ interface ApiCallErrorLike {
   readonly isRetryable: boolean
 }
 
+/**
+ * An `APICallError`, or the plain error object providers put in a stream's
+ * `error` part (`{ message, statusCode?, isRetryable? }`).
+ */
 const isApiCallError = (u: unknown): u is ApiCallErrorLike =>
-  typeof u === "object" && u !== null && (u as { name?: unknown }).name === "AI_APICallError" &&
+  typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string" &&
   typeof (u as { isRetryable?: unknown }).isRetryable === "boolean"
 
 /**
@@ -373,7 +377,18 @@ export const retryAfterMillis = (headers: Record<string, string> | undefined, no
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-const describe = (u: unknown): string => u instanceof Error ? u.message : String(u)
+const describe = (u: unknown): string => {
+  if (u instanceof Error) return u.message
+  if (typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string") {
+    return (u as { message: string }).message
+  }
+  if (typeof u === "string") return u
+  try {
+    return JSON.stringify(u) ?? String(u)
+  } catch {
+    return String(u)
+  }
+}
 
 /**
  * The typed failure for anything a provider call threw or streamed.
@@ -476,7 +491,10 @@ export const make = (
         })
       )
     )
-    return timeout === undefined ? parts : Stream.timeoutOrElse(parts, { duration: timeout, orElse: () => Stream.fail(timedOut(timeout)) })
+    // The whole stream is bounded, not each wait for the next part.
+    return timeout === undefined
+      ? parts
+      : Stream.interruptWhen(parts, Effect.andThen(Effect.sleep(timeout), Effect.fail(timedOut(timeout))))
   }
   return Effect.succeed(ChatModel.of({ info: { provider: model.provider, model: model.modelId }, generate, stream }))
 }
