@@ -31,14 +31,15 @@ import { guarded } from "./internal/guarded.ts"
 import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
-import { compile, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
+import { compile, Held, type RoundLog, type RoundProgress, runRound } from "./internal/toolExecutor.ts"
 import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
 import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as ReturnBehavior from "./ReturnBehavior.ts"
 import { Observer } from "./RunEvent.ts"
-import type { StopSignal } from "./StopSignal.ts"
+import * as StopSignal from "./StopSignal.ts"
+import type { StopSignal as Signal } from "./StopSignal.ts"
 import type { CallState, ToolCall, ToolResult } from "./ToolCall.ts"
 import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
 
@@ -120,6 +121,8 @@ export interface CallOptions {
    * it was before the call.
    */
   readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
+  /** `StopSignal.interrupt` on this signal abandons the call in flight and pauses with the chain before it. */
+  readonly stop?: Signal | undefined
 }
 
 const toAssistant = (
@@ -213,13 +216,31 @@ const roundOpen = (chain: Chain): Outcome.Outcome =>
     })
   )
 
+const stopRequested: Outcome.PauseReason = { _tag: "StopRequested" }
+
+/** `work`, unless `stop` is interrupted first: then `cut` (the work is interrupted). */
+const unlessInterrupted = <R>(
+  stop: Signal | undefined,
+  work: Effect.Effect<Outcome.Outcome, never, R>,
+  cut: () => Outcome.Outcome
+): Effect.Effect<Outcome.Outcome, never, R> => {
+  if (stop === undefined) return work
+  if (StopSignal.isInterrupted(stop)) return Effect.sync(cut)
+  return Effect.raceFirst(work, Effect.map(StopSignal.awaitInterrupt(stop), cut))
+}
+
 const callLlmStep = (options: CallOptions): Step<ChatModel> => {
   const toolChoice = options.toolChoice ?? "auto"
   const retry = options.retry
+  const stop = options.stop
   return make((chain) =>
     chain.pendingToolCalls.length > 0 || chain.roundResults.length > 0
       ? Effect.succeed(roundOpen(chain))
-      : generate(chain, compile(chain.toolkit).tools, toolChoice, retry)
+      : unlessInterrupted(
+        stop,
+        generate(chain, compile(chain.toolkit).tools, toolChoice, retry),
+        () => new Outcome.Pause(chain, stopRequested)
+      )
   )
 }
 
@@ -287,6 +308,11 @@ export interface ToolOptions {
   readonly toolTimeout?: Duration.Input | undefined
   /** What to do with each kind of failed call (default: feed back to the model). */
   readonly onToolFailure?: ToolFailurePolicy.Options | undefined
+  /**
+   * `StopSignal.interrupt` on this signal cuts the round short: finished
+   * calls keep their results, running calls are interrupted and stay pending.
+   */
+  readonly stop?: Signal | undefined
 }
 
 const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => {
@@ -361,6 +387,7 @@ const executeToolsStep = (options: ToolOptions): Step => {
     timeout: options.toolTimeout === undefined ? undefined : Duration.fromInputUnsafe(options.toolTimeout),
     onFailure: options.onToolFailure
   }
+  const stop = options.stop
   return make((chain) => {
     const pending = chain.pendingToolCalls
     if (pending.length === 0) {
@@ -371,8 +398,11 @@ const executeToolsStep = (options: ToolOptions): Step => {
           completeRound(chain, chain.messages, inCallOrder(chain.messages, chain.roundResults), undefined, maxFailures)
         )
     }
-    return Effect.map(
-      runRound(compile(chain.toolkit), pending, chain.callStates, chain.messages, policy),
+    const progress: RoundProgress | undefined = stop === undefined
+      ? undefined
+      : { settled: new Array(pending.length), log: { fails: [], edits: new Map() } }
+    const round = Effect.map(
+      runRound(compile(chain.toolkit), pending, chain.callStates, chain.messages, policy, progress),
       ({ log, settled }) => {
         const earlier = chain.roundResults
         const results: Array<ToolResult> = earlier.length === 0 ? [] : earlier.slice()
@@ -403,7 +433,38 @@ const executeToolsStep = (options: ToolOptions): Step => {
         return failed === undefined ? new Outcome.Continue(next) : new Outcome.Error(next, failed)
       }
     )
+    return progress === undefined ? round : unlessInterrupted(stop, round, () => cutShort(chain, progress))
   })
+}
+
+/**
+ * A round cut short by `StopSignal.interrupt`: the results of the calls that
+ * finished join the round's results, held calls keep their state, and the
+ * calls that were still running stay pending (with their earlier state, so
+ * an approval given is not asked again).
+ */
+const cutShort = (chain: Chain, progress: RoundProgress): Outcome.Outcome => {
+  const pending = chain.pendingToolCalls
+  const messages = rewriteParams(chain.messages, progress.log.edits)
+  const results: Array<ToolResult> = chain.roundResults.slice()
+  const waiting: Array<ToolCall> = []
+  const callStates: Record<string, CallState> = {}
+  for (let i = 0; i < pending.length; i++) {
+    const call = pending[i]
+    const settled = progress.settled[i]
+    if (settled !== undefined && !(settled instanceof Held)) {
+      results.push(settled)
+      continue
+    }
+    const state = settled instanceof Held ? settled.state : chain.callStates[call.id]
+    if (state !== undefined) callStates[call.id] = state
+    const edited = progress.log.edits.has(call.id)
+    waiting.push(edited ? { id: call.id, name: call.name, params: progress.log.edits.get(call.id) } : call)
+  }
+  const ordered = inCallOrder(messages, results)
+  const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: ordered, callStates })
+  const failed = policyFailure(progress.log, ordered)
+  return failed === undefined ? new Outcome.Pause(next, stopRequested) : new Outcome.Error(next, failed)
 }
 
 /**
@@ -723,7 +784,7 @@ export const checkDirectReturn = (options?: ReturnOptions): Step => {
  *
  * @since 0.1.0
  */
-export const checkStop = (signal: StopSignal): Step =>
+export const checkStop = (signal: Signal): Step =>
   make((chain) =>
     signal.requested ? Effect.succeed(new Outcome.Pause(chain, { _tag: "StopRequested" })) : continued(chain)
   )

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 
 const TypeId = "~loopwork/StopSignal" as const
 
@@ -23,7 +23,7 @@ const TypeId = "~loopwork/StopSignal" as const
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Deferred, Effect } from "effect"
  * import { StopSignal } from "loopwork"
  *
  * const program = Effect.gen(function*() {
@@ -44,6 +44,9 @@ export interface StopSignal {
 class SignalImpl implements StopSignal {
   readonly [TypeId] = TypeId
   requested = false
+  /** Completed by `interrupt`: work in flight is cut short. */
+  now: Deferred.Deferred<void> = Deferred.makeUnsafe<void>()
+  interrupted = false
 }
 
 /**
@@ -51,7 +54,7 @@ class SignalImpl implements StopSignal {
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Deferred, Effect } from "effect"
  * import { Chain, ChatModel, Mode, StopSignal } from "loopwork"
  *
  * declare const chain: Chain.Chain
@@ -98,8 +101,56 @@ export const request = (signal: StopSignal): Effect.Effect<void> =>
  */
 export const clear = (signal: StopSignal): Effect.Effect<void> =>
   Effect.sync(() => {
-    ;(signal as SignalImpl).requested = false
+    const impl = signal as SignalImpl
+    impl.requested = false
+    if (impl.interrupted) {
+      impl.interrupted = false
+      impl.now = Deferred.makeUnsafe<void>()
+    }
   })
+
+/**
+ * Raises the signal and cuts short the work in flight, for when waiting for
+ * the next clean point is too long. A model call in flight is abandoned (its
+ * request aborted): the run pauses with the chain as it was before the call.
+ * In a tool round, the calls that finished keep their results, the calls
+ * still running are interrupted (their finalizers run) and stay pending, to
+ * run again on resume. Either way the run ends with
+ * `Pause { reason: { _tag: "StopRequested" } }` and a chain you can encode,
+ * store and resume; nothing that completed is lost. Runs given this signal
+ * as `stop` race each model call and tool round against it (a few
+ * microseconds per step).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Fiber } from "effect"
+ * import { Chain, Mode, StopSignal } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const program = Effect.gen(function*() {
+ *   const stop = yield* StopSignal.make
+ *   const fiber = yield* Effect.forkChild(Chain.run(chain, { mode: Mode.whileNeedsResponse, stop }))
+ *   yield* StopSignal.interrupt(stop) // e.g. the user closed the tab
+ *   return yield* Fiber.join(fiber) // Pause (StopRequested), resumable
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const interrupt = (signal: StopSignal): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const impl = signal as SignalImpl
+    impl.requested = true
+    impl.interrupted = true
+    return Deferred.succeed(impl.now, undefined)
+  })
+
+/** @internal whether `interrupt` was called (and not cleared) */
+export const isInterrupted = (signal: StopSignal): boolean => (signal as SignalImpl).interrupted
+
+/** @internal succeeds when `interrupt` is called */
+export const awaitInterrupt = (signal: StopSignal): Effect.Effect<void> =>
+  Effect.suspend(() => Deferred.await((signal as SignalImpl).now))
 
 /**
  * Whether the signal is raised.

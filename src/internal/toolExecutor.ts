@@ -574,6 +574,17 @@ export const runCall = (
   )
 
 /**
+ * What a round has settled so far, for a round that may be cut short:
+ * `settled[i]` is set when call `i` settles; `log` is the round's log.
+ *
+ * @internal
+ */
+export interface RoundProgress {
+  readonly settled: Array<Settled | undefined>
+  readonly log: RoundLog
+}
+
+/**
  * Runs a round of calls; what each call settled to comes back in call order
  * whatever the concurrency, with the round's log.
  *
@@ -584,10 +595,11 @@ export const runRound = (
   calls: ReadonlyArray<ToolCall>,
   states: Readonly<Record<string, CallState>>,
   messages: ReadonlyArray<Prompt.Message>,
-  policy: RoundPolicy
+  policy: RoundPolicy,
+  progress?: RoundProgress
 ): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
   Effect.contextWith((services: Context.Context<never>) => {
-    const log: RoundLog = { fails: [], edits: new Map() }
+    const log: RoundLog = progress?.log ?? { fails: [], edits: new Map() }
     const observer = Context.get(services, Observer)
     const ctx: RoundContext = {
       compiled,
@@ -598,9 +610,16 @@ export const runRound = (
       observer: isActive(observer) ? observer : undefined,
       traced: isTraced(services)
     }
+    const one = progress === undefined
+      ? (call: ToolCall) => settleTraced(ctx, call, states[call.id])
+      : (call: ToolCall, index: number) =>
+        Effect.map(settleTraced(ctx, call, states[call.id]), (settled) => {
+          progress.settled[index] = settled
+          return settled
+        })
     const settled = calls.length === 1
-      ? Effect.map(settleTraced(ctx, calls[0], states[calls[0].id]), (one) => [one])
-      : Effect.forEach(calls, (call) => settleTraced(ctx, call, states[call.id]), { concurrency: policy.concurrency })
+      ? Effect.map(one(calls[0], 0), (only) => [only])
+      : Effect.forEach(calls, one, { concurrency: policy.concurrency })
     return Effect.map(settled, (all) => ({ settled: all, log }))
   })
 
