@@ -1,0 +1,33 @@
+/**
+ * The AI SDK is optional: importing `loopwork`, `loopwork/ensemble` or even
+ * `loopwork/ai-sdk` loads none of it (`@ai-sdk/provider` is used for types
+ * only, and the provider package is the user's).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
+
+const run = promisify(execFile)
+
+const loadedBy = async (...entries: ReadonlyArray<string>): Promise<ReadonlyArray<string>> => {
+  const { stdout } = await run(
+    process.execPath,
+    ["--conditions=loopwork-source", "test/fixtures/loaded-modules.mjs", ...entries],
+    { cwd: process.cwd() }
+  )
+  return JSON.parse(stdout) as ReadonlyArray<string>
+}
+
+describe("packaging", () => {
+  it("loopwork and loopwork/ensemble load no AI SDK module", async () => {
+    const loaded = await loadedBy("loopwork", "loopwork/ensemble")
+    expect(loaded.some((url) => url.endsWith("/src/index.ts"))).toBe(true)
+    expect(loaded.filter((url) => url.includes("@ai-sdk") || url.includes("/node_modules/ai/"))).toEqual([])
+  })
+
+  it("loopwork/ai-sdk loads no AI SDK module either (types only)", async () => {
+    const loaded = await loadedBy("loopwork/ai-sdk")
+    expect(loaded.some((url) => url.endsWith("/src/ai-sdk/AiSdkModel.ts"))).toBe(true)
+    expect(loaded.filter((url) => url.includes("@ai-sdk"))).toEqual([])
+  })
+})
