@@ -655,8 +655,17 @@ export interface StreamOptions<R = never> extends RunOptions<R> {
 export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
   chain: Chain<Tools>,
   options: StreamOptions<R>
-): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> =>
-  Stream.callback<RunEvent, RunError, R | HandlersOf<Tools>>(
+): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> => {
+  const bufferSize = options.bufferSize ?? 256
+  if (!Number.isInteger(bufferSize) || bufferSize < 1) {
+    return Stream.fail(
+      new RunError({
+        reason: new InvalidInput({ field: "bufferSize", rule: "must be a whole number of events, at least 1", value: bufferSize }),
+        chain: chain as Chain
+      })
+    )
+  }
+  return Stream.callback<RunEvent, RunError, R | HandlersOf<Tools>>(
     (queue) =>
       run(chain, options).pipe(
         Effect.provideService(Observer, { emit: (event) => Queue.offer(queue, event), streaming: true }),
@@ -665,5 +674,6 @@ export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
           Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<RunError>)
         )
       ),
-    { bufferSize: options.bufferSize ?? 256, strategy: "suspend" }
+    { bufferSize, strategy: "suspend" }
   )
+}

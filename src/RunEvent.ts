@@ -63,7 +63,9 @@ export const ModelCallStarted = Schema.TaggedStruct("ModelCallStarted", {
 
 /**
  * A piece of the model's text, as it streams (only when the model streams,
- * e.g. under `Chain.stream`).
+ * e.g. under `Chain.stream`). When the attempt then fails
+ * (`ModelCallFailed`), its deltas are not part of the chain: a UI should
+ * drop them.
  *
  * @since 0.1.0
  */
@@ -98,7 +100,10 @@ export const ModelCallFailed = Schema.TaggedStruct("ModelCallFailed", {
 })
 
 /**
- * A tool call began: its arguments were valid and its handler runs now.
+ * The loop began settling a tool call: checking its tool and arguments,
+ * asking whether it needs approval, then running its handler. Every call
+ * that starts gets exactly one `ToolCallFinished`. A call that still waits
+ * for a decision or a result when a run resumes is not reported again.
  *
  * @since 0.1.0
  */
@@ -110,11 +115,12 @@ export const ToolCallStarted = Schema.TaggedStruct("ToolCallStarted", {
 
 /**
  * How a tool call settled: a result, a failure (fed back or failing the run
- * by its policy), or held for a decision or an external result.
+ * by its policy), rejected by a human, or held for a decision or an external
+ * result.
  *
  * @since 0.1.0
  */
-export const ToolCallStatus = Schema.Literals(["succeeded", "failed", "awaiting-approval", "awaiting-result"])
+export const ToolCallStatus = Schema.Literals(["succeeded", "failed", "rejected", "awaiting-approval", "awaiting-result"])
 
 /**
  * A tool call settled. `result` is the encoded result (or failure) the model
@@ -222,6 +228,24 @@ export interface Observer {
 }
 
 const none: Observer = { emit: () => Effect.void, streaming: false }
+
+/**
+ * The observer that receives nothing (the default). Tool handlers run with
+ * it, so a run started inside a handler (a sub-agent) does not report into
+ * the events of the run that called the tool; provide your own observer
+ * there to watch it.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { RunEvent } from "loopwork"
+ *
+ * const unobserved = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, RunEvent.Observer, RunEvent.silent)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const silent: Observer = none
 
 /**
  * The current observer (a `Context.Reference`; the default receives nothing).

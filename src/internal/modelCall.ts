@@ -20,14 +20,22 @@ type Model = ChatModel["Service"]
 /** Whole parts from streamed ones: text and reasoning deltas joined, tool-argument deltas dropped. */
 export const assemble = (streamed: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => {
   const out: Array<Response.AnyPart> = []
+  // A block id means something only while its block is open: a later block may reuse it.
   const open = new Map<string, { readonly kind: "text" | "reasoning"; text: string; readonly at: number }>()
+  const close = (key: string) => {
+    const block = open.get(key)
+    if (block === undefined) return
+    out[block.at] = block.kind === "text" ? Parts.responseText(block.text) : reasoning(block.text)
+    open.delete(key)
+  }
   for (const part of streamed) {
     switch (part.type) {
       case "text-start":
       case "reasoning-start": {
         const kind = part.type === "text-start" ? "text" : "reasoning"
+        close(`${kind}:${part.id}`)
         open.set(`${kind}:${part.id}`, { kind, text: "", at: out.length })
-        out.push(part) // placeholder, replaced at the end
+        out.push(part) // placeholder, replaced when the block closes
         break
       }
       case "text-delta":
@@ -38,7 +46,11 @@ export const assemble = (streamed: ReadonlyArray<Response.AnyPart>): ReadonlyArr
         break
       }
       case "text-end":
+        close(`text:${part.id}`)
+        break
       case "reasoning-end":
+        close(`reasoning:${part.id}`)
+        break
       case "tool-params-start":
       case "tool-params-delta":
       case "tool-params-end":
@@ -47,9 +59,7 @@ export const assemble = (streamed: ReadonlyArray<Response.AnyPart>): ReadonlyArr
         out.push(part)
     }
   }
-  for (const block of open.values()) {
-    out[block.at] = block.kind === "text" ? Parts.responseText(block.text) : reasoning(block.text)
-  }
+  for (const key of [...open.keys()]) close(key)
   return out
 }
 
@@ -123,18 +133,18 @@ const observedAttempt = (
   call: number,
   attempts: { count: number }
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.flatMap(Clock.currentTimeMillis, (started) => {
+  Effect.suspend(() => {
     const attempt = ++attempts.count
     const run = observer.streaming
       ? Effect.catchDefect(Effect.suspend(() => streamed(model, request, observer, call)), died)
       : generateSafely(model, request)
-    return Effect.andThen(
-      emitTo(observer, {
-        _tag: "ModelCallStarted",
-        call,
-        messages: request.prompt.content.length,
-        tools: request.tools.map((tool) => tool.name)
-      }),
+    // The clock is read after the start is reported: a slow consumer is not the model's time.
+    return emitTo(observer, {
+      _tag: "ModelCallStarted",
+      call,
+      messages: request.prompt.content.length,
+      tools: request.tools.map((tool) => tool.name)
+    }).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.flatMap((started) =>
       Effect.tapError(run, (error) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           emitTo(observer, {
@@ -144,23 +154,22 @@ const observedAttempt = (
             error: error._tag,
             message: error.message,
             durationMillis: now - started
-          })))
-    ).pipe(
-      Effect.tap((parts) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const finish = finishOf(parts)
-          return emitTo(observer, {
-            _tag: "ModelCallFinished",
-            call,
-            finishReason: finish.reason,
-            usage: finish.usage,
-            text: textOf(parts),
-            toolCalls: toolCallsOf(parts),
-            durationMillis: now - started
+          }))).pipe(
+        Effect.tap((parts) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            const finish = finishOf(parts)
+            return emitTo(observer, {
+              _tag: "ModelCallFinished",
+              call,
+              finishReason: finish.reason,
+              usage: finish.usage,
+              text: textOf(parts),
+              toolCalls: toolCallsOf(parts),
+              durationMillis: now - started
+            })
           })
-        })
-      )
-    )
+        )
+      )))
   })
 
 const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> => {

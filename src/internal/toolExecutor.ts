@@ -17,7 +17,7 @@ import type { Prompt, Toolkit } from "effect/ai"
 import { CurrentCall } from "../DirectReturn.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
-import { emitTo, isActive, Observer } from "../RunEvent.ts"
+import { emitTo, isActive, Observer, silent } from "../RunEvent.ts"
 import type { CallState, FailureOrigin, ToolCall, ToolResult } from "../ToolCall.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
@@ -324,7 +324,8 @@ const invoke = (
   )
     .pipe(
       Effect.updateContext((input: Context.Context<never>) =>
-        Context.add(Context.merge(handler.context, input), CurrentCall, cell)
+        // A run inside a handler (a sub-agent) does not report into this run's events.
+        Context.add(Context.add(Context.merge(handler.context, input), CurrentCall, cell), Observer, silent)
       )
     )
   const timeout = entry.timeout ?? ctx.policy.timeout
@@ -486,6 +487,8 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
 const statusOf = (settled: Settled) =>
   settled instanceof Held
     ? settled.state._tag === "AwaitingApproval" ? "awaiting-approval" as const : "awaiting-result" as const
+    : settled.rejected === true
+    ? "rejected" as const
     : settled.isFailure
     ? "failed" as const
     : "succeeded" as const
@@ -495,32 +498,36 @@ const annotateSettled = (settled: Settled): Effect.Effect<void> =>
 
 /** `settle`, reported to the round's observer: started, then finished with the status and duration. */
 const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: CallState | undefined) =>
-  Effect.flatMap(Clock.currentTimeMillis, (started) =>
-    emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }).pipe(
-      Effect.andThen(settle(ctx, call, state)),
-      Effect.tap((settled) =>
+  // The clock is read after the start is reported: a slow consumer is not the tool's time.
+  emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }).pipe(
+    Effect.andThen(Clock.currentTimeMillis),
+    Effect.flatMap((started) =>
+      Effect.flatMap(settle(ctx, call, state), (settled) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          emitTo(
-            observer,
-            settled instanceof Held
-              ? {
-                _tag: "ToolCallFinished",
-                id: call.id,
-                name: call.name,
-                status: statusOf(settled),
-                durationMillis: now - started
-              }
-              : {
-                _tag: "ToolCallFinished",
-                id: call.id,
-                name: call.name,
-                status: statusOf(settled),
-                result: settled.encoded,
-                durationMillis: now - started
-              }
-          ))
-      )
-    ))
+          Effect.as(
+            emitTo(
+              observer,
+              settled instanceof Held
+                ? {
+                  _tag: "ToolCallFinished",
+                  id: call.id,
+                  name: call.name,
+                  status: statusOf(settled),
+                  durationMillis: now - started
+                }
+                : {
+                  _tag: "ToolCallFinished",
+                  id: call.id,
+                  name: call.name,
+                  status: statusOf(settled),
+                  result: settled.encoded,
+                  durationMillis: now - started
+                }
+            ),
+            settled
+          )))
+    )
+  )
 
 /**
  * Settles one call of a round inside an `execute_tool` span, reporting it to
