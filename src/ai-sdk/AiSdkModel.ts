@@ -1,5 +1,5 @@
 /**
- * The bridge from Vercel AI SDK providers to the `ChatModel` port: any
+ * The bridge from Vercel AI SDK providers to the `ChatModel` port. Every
  * language model of the AI SDK's provider specification v4 (`@ai-sdk/openai`,
  * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/openai-compatible` for
  * Ollama, vLLM or llama.cpp, … in their 4.x versions, used by `ai` 7) becomes
