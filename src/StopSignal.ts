@@ -8,7 +8,9 @@
  * have run, so the loop pauses before the next model call with
  * `Pause { reason: { _tag: "StopRequested" } }`. Nothing is lost: run the
  * paused chain again to continue. To hold specific calls *before* they run,
- * give their tools `needsApproval` (see `Approval`).
+ * give their tools `needsApproval` (see `Approval`). When waiting for the
+ * clean point is too long, {@link interrupt} cuts the work in flight short
+ * and still pauses with a resumable chain.
  *
  * A raised signal stays raised. Resume with a new signal, or `clear` this one.
  *
