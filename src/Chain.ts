@@ -501,9 +501,9 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
  *
  * @example
  * ```ts
- * import { Chain, Mode } from "loopwork"
+ * import { Chain, type ChatModel, Mode } from "loopwork"
  *
- * const options: Chain.RunOptions = { mode: Mode.whileNeedsResponse, maxRuns: 10 }
+ * const options: Chain.RunOptions<ChatModel.ChatModel> = { mode: Mode.whileNeedsResponse, maxRuns: 10 }
  * ```
  *
  * @since 0.1.0
@@ -618,9 +618,9 @@ const reported = <R>(
  *
  * @example
  * ```ts
- * import { Chain, Mode } from "loopwork"
+ * import { Chain, type ChatModel, Mode } from "loopwork"
  *
- * const options: Chain.StreamOptions = { mode: Mode.whileNeedsResponse, bufferSize: 64 }
+ * const options: Chain.StreamOptions<ChatModel.ChatModel> = { mode: Mode.whileNeedsResponse, bufferSize: 64 }
  * ```
  *
  * @since 0.1.0

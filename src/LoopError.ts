@@ -296,10 +296,10 @@ export interface StepFailure {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Chain } from "loopwork"
+ * import { Chain, Mode } from "loopwork"
  *
  * declare const chain: Chain.Chain
- * const recovered = Chain.run(chain).pipe(
+ * const recovered = Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(
  *   Effect.catchTag("RunError", (error) => Effect.succeed(error.chain))
  * )
  * ```

@@ -142,7 +142,8 @@ const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.P
       maxRuns: options.maxRuns,
       since: budgetStart(chain),
       onMaxRuns: options.onMaxRuns,
-      retry: options.retry
+      retry: options.retry,
+      stop: options.stop
     })
   }
 }

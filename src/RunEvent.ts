@@ -52,6 +52,8 @@ export const RunStarted = Schema.TaggedStruct("RunStarted", { messages: Schema.I
 
 /**
  * A model call began, with the number of messages and the tools it is sent.
+ * It ends with `ModelCallFinished` or `ModelCallFailed`, or, when
+ * `StopSignal.interrupt` abandons it, with the `RunPaused` that follows.
  *
  * @since 0.1.0
  */
@@ -115,12 +117,19 @@ export const ToolCallStarted = Schema.TaggedStruct("ToolCallStarted", {
 
 /**
  * How a tool call settled: a result, a failure (fed back or failing the run
- * by its policy), rejected by a human, or held for a decision or an external
- * result.
+ * by its policy), rejected by a human, interrupted by `StopSignal.interrupt`
+ * (it runs again on resume), or held for a decision or an external result.
  *
  * @since 0.1.0
  */
-export const ToolCallStatus = Schema.Literals(["succeeded", "failed", "rejected", "awaiting-approval", "awaiting-result"])
+export const ToolCallStatus = Schema.Literals([
+  "succeeded",
+  "failed",
+  "rejected",
+  "interrupted",
+  "awaiting-approval",
+  "awaiting-result"
+])
 
 /**
  * A tool call settled. `result` is the encoded result (or failure) the model

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Schedule } from "effect"
+import { Context, Duration, Effect, Option, Schedule } from "effect"
 import { Prompt } from "effect/ai"
 import type { Response, Tool } from "effect/ai"
 import { addUser, type Chain, type ModelResponse } from "./Chain.ts"
@@ -31,7 +31,7 @@ import { guarded } from "./internal/guarded.ts"
 import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
-import { compile, Held, type RoundLog, type RoundProgress, runRound } from "./internal/toolExecutor.ts"
+import { compile, Cut, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
 import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
 import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
@@ -226,7 +226,11 @@ const unlessInterrupted = <R>(
 ): Effect.Effect<Outcome.Outcome, never, R> => {
   if (stop === undefined) return work
   if (StopSignal.isInterrupted(stop)) return Effect.sync(cut)
-  return Effect.raceFirst(work, Effect.map(StopSignal.awaitInterrupt(stop), cut))
+  // `cut` runs once the race is over, after the interrupted work has finished its finalizers.
+  return Effect.map(
+    Effect.raceFirst(Effect.map(work, Option.some), Effect.as(StopSignal.awaitInterrupt(stop), Option.none())),
+    Option.getOrElse(cut)
+  )
 }
 
 const callLlmStep = (options: CallOptions): Step<ChatModel> => {
@@ -385,9 +389,9 @@ const executeToolsStep = (options: ToolOptions): Step => {
   const policy = {
     concurrency: options.concurrency ?? defaults.concurrency,
     timeout: options.toolTimeout === undefined ? undefined : Duration.fromInputUnsafe(options.toolTimeout),
-    onFailure: options.onToolFailure
+    onFailure: options.onToolFailure,
+    stop: options.stop
   }
-  const stop = options.stop
   return make((chain) => {
     const pending = chain.pendingToolCalls
     if (pending.length === 0) {
@@ -398,18 +402,19 @@ const executeToolsStep = (options: ToolOptions): Step => {
           completeRound(chain, chain.messages, inCallOrder(chain.messages, chain.roundResults), undefined, maxFailures)
         )
     }
-    const progress: RoundProgress | undefined = stop === undefined
-      ? undefined
-      : { settled: new Array(pending.length), log: { fails: [], edits: new Map() } }
-    const round = Effect.map(
-      runRound(compile(chain.toolkit), pending, chain.callStates, chain.messages, policy, progress),
+    return Effect.map(
+      runRound(compile(chain.toolkit), pending, chain.callStates, chain.messages, policy),
       ({ log, settled }) => {
         const earlier = chain.roundResults
         const results: Array<ToolResult> = earlier.length === 0 ? [] : earlier.slice()
-        let held: Array<Held> | undefined
+        let held: Array<Held | Cut> | undefined
+        let cut = false
         for (const one of settled) {
           if (one instanceof Held) (held ??= []).push(one)
-          else results.push(one)
+          else if (one instanceof Cut) {
+            ;(held ??= []).push(one)
+            cut = true
+          } else results.push(one)
         }
         const messages = rewriteParams(chain.messages, log.edits)
         if (held === undefined) {
@@ -425,47 +430,19 @@ const executeToolsStep = (options: ToolOptions): Step => {
         const callStates: Record<string, CallState> = {}
         const waiting: Array<ToolCall> = []
         for (const { call, state } of held) {
-          callStates[call.id] = state
+          if (state !== undefined) callStates[call.id] = state
           waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
         }
         const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: results, callStates })
         const failed = policyFailure(log, inCallOrder(messages, results))
-        return failed === undefined ? new Outcome.Continue(next) : new Outcome.Error(next, failed)
+        if (failed !== undefined) return new Outcome.Error(next, failed)
+        // Calls cut short by StopSignal.interrupt run again on resume.
+        return cut ? new Outcome.Pause(next, stopRequested) : new Outcome.Continue(next)
       }
     )
-    return progress === undefined ? round : unlessInterrupted(stop, round, () => cutShort(chain, progress))
   })
 }
 
-/**
- * A round cut short by `StopSignal.interrupt`: the results of the calls that
- * finished join the round's results, held calls keep their state, and the
- * calls that were still running stay pending (with their earlier state, so
- * an approval given is not asked again).
- */
-const cutShort = (chain: Chain, progress: RoundProgress): Outcome.Outcome => {
-  const pending = chain.pendingToolCalls
-  const messages = rewriteParams(chain.messages, progress.log.edits)
-  const results: Array<ToolResult> = chain.roundResults.slice()
-  const waiting: Array<ToolCall> = []
-  const callStates: Record<string, CallState> = {}
-  for (let i = 0; i < pending.length; i++) {
-    const call = pending[i]
-    const settled = progress.settled[i]
-    if (settled !== undefined && !(settled instanceof Held)) {
-      results.push(settled)
-      continue
-    }
-    const state = settled instanceof Held ? settled.state : chain.callStates[call.id]
-    if (state !== undefined) callStates[call.id] = state
-    const edited = progress.log.edits.has(call.id)
-    waiting.push(edited ? { id: call.id, name: call.name, params: progress.log.edits.get(call.id) } : call)
-  }
-  const ordered = inCallOrder(messages, results)
-  const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: ordered, callStates })
-  const failed = policyFailure(progress.log, ordered)
-  return failed === undefined ? new Outcome.Pause(next, stopRequested) : new Outcome.Error(next, failed)
-}
 
 /**
  * Runs the pending tool calls (a no-op when there are none) and appends one
@@ -542,17 +519,27 @@ export interface MaxRunsOptions {
   readonly since?: number | undefined
   readonly onMaxRuns?: MaxRunsPolicy.Policy | undefined
   readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
+  /** `StopSignal.interrupt` on this signal abandons the final-answer call and pauses. */
+  readonly stop?: Signal | undefined
 }
 
 const finalAnswer = (
   chain: Chain,
   text: string,
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
-  info: MaxRunsPolicy.Info
+  info: MaxRunsPolicy.Info,
+  stop: Signal | undefined
 ): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
   // The tool definitions are sent with toolChoice "none": providers such as Anthropic reject a prompt
   // holding tool calls and results without them.
-  Effect.map(generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry), (outcome) => {
+  Effect.map(
+    unlessInterrupted(
+      stop,
+      generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry),
+      () => new Outcome.Pause(chain, stopRequested)
+    ),
+    (outcome) => {
+    if (outcome._tag === "Pause") return outcome
     if (outcome._tag === "Error") return new Outcome.Error(chain, outcome.error)
     const answered = outcome.chain
     if (answered.pendingToolCalls.length > 0) {
@@ -593,16 +580,17 @@ export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel> {
   const since = options?.since ?? 0
   const policy = options?.onMaxRuns ?? "fail"
   const retry = options?.retry
+  const stop = options?.stop
   return make((chain) => {
     const runs = chain.runCount - since
     if (!(runs >= maxRuns && chain.pendingToolCalls.length === 0 && chain.needsResponse)) return continued(chain)
     if (policy === "fail") return Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs, maxRuns })))
     if (policy === "stop") return Effect.succeed(new Outcome.Ok(chain, "max-runs", chain.lastResponse?.text ?? ""))
-    if (policy === "final-answer") return finalAnswer(chain, MaxRunsPolicy.instruction, retry, { runs, maxRuns })
+    if (policy === "final-answer") return finalAnswer(chain, MaxRunsPolicy.instruction, retry, { runs, maxRuns }, stop)
     if (typeof policy === "function") {
       return guarded(chain, "onMaxRuns", () => policy(chain, { runs, maxRuns }), (outcome) => outcome)
     }
-    return finalAnswer(chain, policy.instruction, retry, { runs, maxRuns })
+    return finalAnswer(chain, policy.instruction, retry, { runs, maxRuns }, stop)
   })
 }
 

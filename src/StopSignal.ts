@@ -119,7 +119,11 @@ export const clear = (signal: StopSignal): Effect.Effect<void> =>
  * still running are interrupted (their finalizers run) and stay pending, to
  * run again on resume. Either way the run ends with
  * `Pause { reason: { _tag: "StopRequested" } }` and a chain you can encode,
- * store and resume; nothing that completed is lost. Runs given this signal
+ * store and resume; no call that finished is lost. A handler that was
+ * interrupted runs again on resume, even if part of its work happened (Effect
+ * reports an uninterruptible section that ends under a pending interruption
+ * as interrupted): give tools with side effects an idempotency key (the call
+ * id), or use {@link request} to wait for a clean point. Runs given this signal
  * as `stop` race each model call and tool round against it (a few
  * microseconds per step).
  *

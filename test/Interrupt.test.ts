@@ -9,7 +9,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
-import { Chain, ChatModel, Mode, type Outcome, StopSignal } from "../src/index.ts"
+import { Chain, ChatModel, Mode, type Outcome, type RunEvent, StopSignal } from "../src/index.ts"
+import { Stream } from "effect"
 
 const Wait = Tool.make("wait", { parameters: Schema.Struct({ ms: Schema.Number }), success: Schema.String })
 const toolkit = Toolkit.make(Wait)
@@ -178,6 +179,101 @@ describe("StopSignal.interrupt", () => {
       expect(paused._tag).toBe("Pause")
       expect(tools.state.completed).toEqual([1000, 5000, 8000])
       expect(paused.chain.pendingToolCalls).toEqual([])
+      expect(paused.chain.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"])
+    }))
+
+  it.effect("a handler whose work cannot be interrupted: reported interrupted, kept pending, run again on resume (the documented limit)", () =>
+    Effect.gen(function*() {
+      // Effect discards the value of an uninterruptible region that ends with an interruption
+      // pending, so the loop cannot know the work happened: such tools should be idempotent.
+      const Transfer = Tool.make("transfer", { parameters: Schema.Struct({ id: Schema.String }), success: Schema.String })
+      const tools = Toolkit.make(Transfer)
+      let executed = 0
+      const handlers = tools.toLayer({
+        transfer: ({ id }) =>
+          Effect.uninterruptible(Effect.sleep("500 millis").pipe(Effect.as(`sent ${id}`), Effect.tap(() => Effect.sync(() => executed++))))
+      })
+      const model = () =>
+        ChatModel.scripted([(request) =>
+          request.prompt.content.some((message) => message.role === "tool")
+            ? { text: "done" }
+            : { toolCalls: [{ name: "transfer", params: { id: "t1" }, id: "t1" }] }
+        ], { repeat: true })
+      const stop = yield* StopSignal.make
+      const events: Array<RunEvent.RunEvent> = []
+      const fiber = yield* Effect.forkChild(
+        Chain.stream(Chain.make({ user: "pay", toolkit: tools }), { mode: Mode.whileNeedsResponse, stop }).pipe(
+          Stream.runForEach((event) => Effect.sync(() => events.push(event))),
+          Effect.provide([model().layer, handlers])
+        )
+      )
+      yield* TestClock.adjust("100 millis")
+      yield* StopSignal.interrupt(stop)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(fiber)
+      // the interruption waited for the uninterruptible work to end
+      expect(executed).toBe(1)
+      const paused = events.at(-1)
+      expect(paused?._tag).toBe("RunPaused")
+      expect(events.filter((e) => e._tag === "ToolCallFinished").map((e) => e._tag === "ToolCallFinished" && e.status)).toEqual(["interrupted"])
+      const chain = yield* Chain.decode(paused?._tag === "RunPaused" ? paused.chain : undefined, { toolkit: tools })
+      expect(chain.pendingToolCalls.map((call) => call.id)).toEqual(["t1"])
+      const resumed = yield* Effect.forkChild(Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(Effect.provide([model().layer, handlers])))
+      yield* TestClock.adjust("1 second")
+      const finished = yield* Fiber.join(resumed)
+      expect(Chain.text(finished.chain)).toBe("done")
+      expect(executed).toBe(2)
+    }))
+
+  it.effect("a call that finishes at the moment of the interrupt keeps its result", () =>
+    Effect.gen(function*() {
+      const tools = tracked()
+      // the 1 s call started at 2 s and finishes at 3 s: interrupt exactly then
+      const paused = yield* interruptedAfter(start, "3 seconds", tools)
+      expect(paused.chain.roundResults.map((result) => result.id)).toEqual(["w0"])
+      expect(paused.chain.pendingToolCalls.map((call) => call.id)).toEqual(["w1", "w2"])
+    }))
+
+  it.effect("every started tool call gets its end event: interrupted calls end with status \"interrupted\"", () =>
+    Effect.gen(function*() {
+      const tools = tracked()
+      const stop = yield* StopSignal.make
+      const events: Array<RunEvent.RunEvent> = []
+      const fiber = yield* Effect.forkChild(
+        Chain.stream(start, { mode: Mode.whileNeedsResponse, stop }).pipe(
+          Stream.runForEach((event) => Effect.sync(() => events.push(event))),
+          Effect.provide([script().layer, tools.layer])
+        )
+      )
+      yield* TestClock.adjust("4 seconds")
+      yield* StopSignal.interrupt(stop)
+      yield* Fiber.join(fiber)
+      expect(events.filter((e) => e._tag === "ToolCallFinished").map((e) => e._tag === "ToolCallFinished" ? [e.id, e.status] : [])).toEqual([
+        ["w0", "succeeded"],
+        ["w1", "interrupted"],
+        ["w2", "interrupted"]
+      ])
+      expect(events.at(-1)?._tag).toBe("RunPaused")
+    }))
+
+  it.effect("the final-answer call of onMaxRuns is abandoned too", () =>
+    Effect.gen(function*() {
+      const tools = tracked()
+      const model = ChatModel.scripted([
+        { toolCalls: [{ name: "wait", params: { ms: 10 } }] },
+        { text: "final", latency: "3 seconds" }
+      ])
+      const stop = yield* StopSignal.make
+      const fiber = yield* Effect.forkChild(
+        Chain.run(start, { mode: Mode.whileNeedsResponse, stop, maxRuns: 1, onMaxRuns: "final-answer" }).pipe(
+          Effect.provide([model.layer, tools.layer])
+        )
+      )
+      yield* TestClock.adjust("300 millis")
+      yield* StopSignal.interrupt(stop)
+      const paused = yield* Fiber.join(fiber)
+      expect(paused._tag).toBe("Pause")
+      expect(paused.chain.runCount).toBe(1)
       expect(paused.chain.messages.map((message) => message.role)).toEqual(["user", "assistant", "tool"])
     }))
 })

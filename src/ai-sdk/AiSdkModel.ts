@@ -20,7 +20,8 @@
  *   the finish reason;
  * - errors: `LoopError.ModelCallFailed` with the provider's message, the HTTP
  *   `status`, `retryAfterMillis` (from `retry-after-ms` / `retry-after`) and
- *   `retryable`; an unfinished stream and a timeout are retryable failures.
+ *   `retryable`; an unfinished stream (no finish part, or the provider's
+ *   "interrupted" finish) and a timeout are retryable failures.
  *
  * Provider-executed tools (web search run by the provider, …) are not part
  * of the loop: their calls and results are left out.
@@ -468,7 +469,11 @@ export const make = (
       Effect.tryPromise({
         try: (signal) => model.doGenerate({ ...callOptions(request, options), abortSignal: signal }),
         catch: failureOf
-      }).pipe(Effect.map((result) => fromProviderContent(result.content, result.finishReason, result.usage)))
+      }).pipe(Effect.flatMap((result) =>
+        result.finishReason.unified === "interrupted"
+          ? Effect.fail(unfinished)
+          : Effect.succeed(fromProviderContent(result.content, result.finishReason, result.usage))
+      ))
     )
   const stream = (request: GenerateRequest): Stream.Stream<Response.AnyPart, ModelCallFailed> => {
     const parts = Stream.unwrap(
@@ -480,6 +485,8 @@ export const make = (
           let finished = false
           return Stream.fromReadableStream({ evaluate: () => result.stream, onError: failureOf }).pipe(
             Stream.mapEffect((part) => {
+              // A stream the provider saw cut off ends with an "interrupted" finish: not an answer.
+              if (part.type === "finish" && part.finishReason.unified === "interrupted") return Effect.fail(unfinished)
               const mapped = streamPart(part)
               if (mapped instanceof ModelCallFailed) return Effect.fail(mapped)
               if (mapped?.type === "finish") finished = true

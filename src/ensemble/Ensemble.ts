@@ -512,8 +512,14 @@ export const stream = <R>(
   ensemble: Ensemble<R>,
   inputs: Readonly<Record<string, string>> = {},
   options?: { readonly bufferSize?: number | undefined }
-): Stream.Stream<EnsembleEvent, EnsembleError, ChatModel | R> =>
-  Stream.callback<EnsembleEvent, EnsembleError, ChatModel | R>(
+): Stream.Stream<EnsembleEvent, EnsembleError, ChatModel | R> => {
+  const bufferSize = options?.bufferSize ?? 256
+  if (!Number.isInteger(bufferSize) || bufferSize < 1) {
+    return Stream.fail(
+      new ValidationError({ message: `Ensemble.stream: bufferSize must be a whole number of events, at least 1 (got ${bufferSize})` })
+    )
+  }
+  return Stream.callback<EnsembleEvent, EnsembleError, ChatModel | R>(
     (queue) =>
       run(ensemble, inputs).pipe(
         Effect.provideService(Sink, { publish: (event) => Queue.offer(queue, event) }),
@@ -522,8 +528,9 @@ export const stream = <R>(
           Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<EnsembleError>)
         )
       ),
-    { bufferSize: options?.bufferSize ?? 256, strategy: "suspend" }
+    { bufferSize, strategy: "suspend" }
   )
+}
 
 /**
  * An ensemble as a service: `run(inputs)` with the model and tool handlers

@@ -11,12 +11,13 @@
  *
  * @internal
  */
-import { Cause, Clock, Context, Duration, Effect, Schema } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Fiber, Option, Schema } from "effect"
 import { AiError, Tool } from "effect/ai"
 import type { Prompt, Toolkit } from "effect/ai"
 import { CurrentCall } from "../DirectReturn.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
+import { awaitInterrupt, isInterrupted, type StopSignal } from "../StopSignal.ts"
 import { emitTo, isActive, Observer, silent } from "../RunEvent.ts"
 import type { CallState, FailureOrigin, ToolCall, ToolResult } from "../ToolCall.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
@@ -102,8 +103,24 @@ export class Held {
   }
 }
 
+/**
+ * A call whose handler was cut short by `StopSignal.interrupt` (or that had
+ * not started when it came): it stays pending with the state it had, to run
+ * again on resume.
+ *
+ * @internal
+ */
+export class Cut {
+  readonly call: ToolCall
+  readonly state: CallState | undefined
+  constructor(call: ToolCall, state: CallState | undefined) {
+    this.call = call
+    this.state = state
+  }
+}
+
 /** @internal */
-export type Settled = ToolResult | Held
+export type Settled = ToolResult | Held | Cut
 
 /** @internal how a round's calls are run */
 export interface RoundPolicy {
@@ -112,6 +129,8 @@ export interface RoundPolicy {
   readonly timeout: Duration.Duration | undefined
   /** `undefined`: every failure is fed back with the default text. */
   readonly onFailure: ToolFailurePolicy.Options | undefined
+  /** `StopSignal.interrupt` on it cuts running handlers short. */
+  readonly stop?: StopSignal | undefined
 }
 
 /** @internal what a round reports besides its results */
@@ -132,6 +151,8 @@ interface RoundContext {
   readonly observer: Observer | undefined
   /** Whether calls get `execute_tool` spans (a tracing backend is installed). */
   readonly traced: boolean
+  /** The calls' states before the round (a cut call keeps its own). */
+  readonly states: Readonly<Record<string, CallState>>
 }
 
 /** @internal */
@@ -275,6 +296,41 @@ interface Handler {
   readonly context: Context.Context<never>
 }
 
+/** The handler was interrupted by `StopSignal.interrupt` before it finished. */
+class CutShort {}
+
+/**
+ * `handler` in its own fiber, interrupted when `stop` is interrupted. A
+ * handler that finishes anyway (it was uninterruptible, or finished at that
+ * moment) keeps its result; otherwise it fails with `CutShort` after its
+ * finalizers have run.
+ */
+const cuttable = (handler: Effect.Effect<unknown, unknown>, stop: StopSignal): Effect.Effect<unknown, unknown> =>
+  Effect.suspend(() => {
+    // The handler's own exit, recorded as it ends: a handler that finishes while the
+    // interruption is pending (uninterruptible work) still counts as finished.
+    let ended: Exit.Exit<unknown, unknown> | undefined
+    const recorded = Effect.onExit(handler, (exit) =>
+      Effect.sync(() => {
+        ended = exit
+      }))
+    return Effect.flatMap(Effect.forkChild(recorded), (fiber) =>
+      Effect.flatMap(
+        Effect.raceFirst(Effect.map(Fiber.await(fiber), Option.some), Effect.as(awaitInterrupt(stop), Option.none())),
+        (finished) =>
+          Option.isSome(finished)
+            ? finished.value
+            : Effect.flatMap(Effect.andThen(Fiber.interrupt(fiber), Fiber.await(fiber)), (exit) => {
+              const own = ended ?? exit
+              return Exit.isSuccess(own)
+                ? Effect.succeed(own.value)
+                : Cause.hasInterruptsOnly(own.cause)
+                ? Effect.fail(new CutShort())
+                : own
+            })
+      ))
+  })
+
 class TimedOut {
   readonly after: Duration.Duration
   constructor(after: Duration.Duration) {
@@ -332,10 +388,18 @@ const invoke = (
   if (timeout !== undefined) {
     run = Effect.timeoutOrElse(run, { duration: timeout, orElse: () => Effect.fail(new TimedOut(timeout)) })
   }
+  const stop = ctx.policy.stop
+  if (stop !== undefined) {
+    if (isInterrupted(stop)) return Effect.succeed(new Cut(call, ctx.states[call.id]))
+    run = cuttable(run, stop)
+  }
   return Effect.matchCauseEffect(run, {
     onFailure: (cause): Effect.Effect<Settled> => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       const found = Cause.findError(cause)
+      if (found._tag === "Success" && found.success instanceof CutShort) {
+        return Effect.succeed(new Cut(call, ctx.states[call.id]))
+      }
       if (found._tag === "Success") {
         if (found.success instanceof TimedOut) {
           return failWith(
@@ -485,7 +549,9 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
 }
 
 const statusOf = (settled: Settled) =>
-  settled instanceof Held
+  settled instanceof Cut
+    ? "interrupted" as const
+    : settled instanceof Held
     ? settled.state._tag === "AwaitingApproval" ? "awaiting-approval" as const : "awaiting-result" as const
     : settled.rejected === true
     ? "rejected" as const
@@ -507,7 +573,7 @@ const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: 
           Effect.as(
             emitTo(
               observer,
-              settled instanceof Held
+              settled instanceof Held || settled instanceof Cut
                 ? {
                   _tag: "ToolCallFinished",
                   id: call.id,
@@ -572,24 +638,14 @@ export const runCall = (
       policy: defaultPolicy,
       log: { fails: [], edits: new Map() },
       observer: undefined,
-      traced: false
+      traced: false,
+      states: {}
     }, call, undefined),
     (settled) =>
-      settled instanceof Held
-        ? Effect.die(new Error(`runCall: call ${call.id} was held (${settled.state._tag})`))
+      settled instanceof Held || settled instanceof Cut
+        ? Effect.die(new Error(`runCall: call ${call.id} was held`))
         : Effect.succeed(settled)
   )
-
-/**
- * What a round has settled so far, for a round that may be cut short:
- * `settled[i]` is set when call `i` settles; `log` is the round's log.
- *
- * @internal
- */
-export interface RoundProgress {
-  readonly settled: Array<Settled | undefined>
-  readonly log: RoundLog
-}
 
 /**
  * Runs a round of calls; what each call settled to comes back in call order
@@ -602,11 +658,10 @@ export const runRound = (
   calls: ReadonlyArray<ToolCall>,
   states: Readonly<Record<string, CallState>>,
   messages: ReadonlyArray<Prompt.Message>,
-  policy: RoundPolicy,
-  progress?: RoundProgress
+  policy: RoundPolicy
 ): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
   Effect.contextWith((services: Context.Context<never>) => {
-    const log: RoundLog = progress?.log ?? { fails: [], edits: new Map() }
+    const log: RoundLog = { fails: [], edits: new Map() }
     const observer = Context.get(services, Observer)
     const ctx: RoundContext = {
       compiled,
@@ -615,17 +670,12 @@ export const runRound = (
       policy,
       log,
       observer: isActive(observer) ? observer : undefined,
-      traced: isTraced(services)
+      traced: isTraced(services),
+      states
     }
-    const one = progress === undefined
-      ? (call: ToolCall) => settleTraced(ctx, call, states[call.id])
-      : (call: ToolCall, index: number) =>
-        Effect.map(settleTraced(ctx, call, states[call.id]), (settled) => {
-          progress.settled[index] = settled
-          return settled
-        })
+    const one = (call: ToolCall) => settleTraced(ctx, call, states[call.id])
     const settled = calls.length === 1
-      ? Effect.map(one(calls[0], 0), (only) => [only])
+      ? Effect.map(one(calls[0]), (only) => [only])
       : Effect.forEach(calls, one, { concurrency: policy.concurrency })
     return Effect.map(settled, (all) => ({ settled: all, log }))
   })
@@ -643,5 +693,5 @@ export const runCalls = (
 ): Effect.Effect<ReadonlyArray<ToolResult>> =>
   Effect.map(
     runRound(compiled, calls, {}, emptyMessages, { ...defaultPolicy, concurrency }),
-    ({ settled }) => settled.filter((s): s is ToolResult => !(s instanceof Held))
+    ({ settled }) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
   )

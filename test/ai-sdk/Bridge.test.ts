@@ -30,7 +30,7 @@ import type {
   LanguageModelV4Usage
 } from "@ai-sdk/provider"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Exit, Fiber, Schema, Stream } from "effect"
+import { Clock, Effect, Exit, Fiber, Schedule, Schema, Stream } from "effect"
 import { Prompt, Response, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { AiSdkModel, ChatModel } from "../../src/ai-sdk/index.ts"
@@ -432,6 +432,31 @@ describe("response mapping", () => {
     const [finish] = AiSdkModel.fromProviderContent([], stop, unknownUsage)
     expect(finish.type === "finish" && [finish.usage.inputTokens.total, finish.usage.outputTokens.total]).toEqual([undefined, undefined])
   })
+
+  it.effect("an 'interrupted' finish (the provider saw the response cut off) is a retryable failure, streamed or whole; a retry recovers", () =>
+    Effect.gen(function*() {
+      const cut: LanguageModelV4FinishReason = { unified: "interrupted", raw: undefined }
+      const model = fake([
+        { content: [{ type: "text", text: "The answer is forty" }], finishReason: cut },
+        { stream: [...textStream("0", ["The answer ", "is forty"]), { type: "finish", usage, finishReason: cut }] },
+        { stream: [...textStream("0", ["The answer ", "is forty-two."]), finishPart("stop")] }
+      ])
+      const service = yield* serviceOf(model)
+      const whole = yield* Effect.flip(service.generate(request("What is the answer?")))
+      expect(whole._tag === "ModelCallFailed" && [whole.retryable, whole.description]).toEqual([
+        true,
+        "the response stream ended before its finish part; the response is incomplete"
+      ])
+      const outcome = yield* Stream.runCollect(
+        Chain.stream(Chain.make({ user: "What is the answer?" }), {
+          mode: Mode.whileNeedsResponse,
+          retry: Schedule.recurs(1)
+        })
+      ).pipe(Effect.provideService(ChatModel.ChatModel, service))
+      const last = outcome.at(-1)
+      expect(last?._tag === "RunFinished" && last.text).toBe("The answer is forty-two.")
+      expect(outcome.filter((event) => event._tag === "ModelCallFailed")).toHaveLength(1)
+    }))
 
   it.effect("a malformed argument text reaches the loop, which feeds the Schema failure back; the run finishes", () =>
     Effect.gen(function*() {

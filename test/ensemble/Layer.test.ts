@@ -167,6 +167,21 @@ describe("Ensemble.stream", () => {
       expect(streamed.at(-1)).toEqual({ _tag: "EnsembleCompleted", output })
     }))
 
+  it.effect("a bufferSize that is not a whole number >= 1 fails with ValidationError, before any model call", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks })
+      for (const bufferSize of [-1, 0, 1.5, Number.NaN]) {
+        const model = script()
+        const error = yield* Effect.flip(
+          Stream.runDrain(Ensemble.stream(ensemble, { topic: "Effect" }, { bufferSize })).pipe(Effect.provide([model.layer, handlers]))
+        )
+        expect(error._tag).toBe("ValidationError")
+        expect(error.message).toContain("bufferSize")
+        expect(model.calls).toBe(0)
+      }
+    }))
+
   it.effect("a failing run: EnsembleFailed, then the stream fails with the error run fails with", () =>
     Effect.gen(function*() {
       const { agents, tasks } = yield* team
