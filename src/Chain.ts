@@ -359,6 +359,75 @@ export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("Chai
 
 const encodeDocument = Schema.encodeEffect(Document)
 
+// -- fast message encoding ------------------------------------------------------
+// Schema-encoding a message costs 10–20 µs; the loop's messages have a few known
+// shapes whose encoded form is the message without effect/ai's marker keys (the
+// values are already JSON: tool arguments and encoded results). Anything else
+// goes through the Schema. A property test checks both give the same document.
+
+const partKeys: Readonly<Record<string, ReadonlySet<string>>> = {
+  text: new Set(["type", "text", "options"]),
+  reasoning: new Set(["type", "text", "options"]),
+  "tool-call": new Set(["type", "id", "name", "params", "providerExecuted", "options"]),
+  "tool-result": new Set(["type", "id", "name", "isFailure", "result", "providerExecuted", "options"])
+}
+const messageKeys: ReadonlySet<string> = new Set(["role", "content", "options"])
+const partMarker = "~effect/ai/Prompt/Part"
+const messageMarker = "~effect/ai/Prompt/Message"
+
+/** `value` without `marker`, if every other key is one of `keys` (and holds no undefined). */
+const plainCopy = (value: object, keys: ReadonlySet<string>, marker: string): Record<string, unknown> | undefined => {
+  const out: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(value)) {
+    if (key === marker) continue
+    if (!keys.has(key) || field === undefined) return undefined
+    out[key] = field
+  }
+  return out
+}
+
+const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefined => {
+  const out = plainCopy(message, messageKeys, messageMarker)
+  if (out === undefined || typeof message.content === "string") return out
+  // effect/ai writes a user or assistant message holding one plain text part as a string.
+  const only = message.content.length === 1 ? message.content[0] : undefined
+  if (only?.type === "text" && Object.keys(only.options).length === 0) {
+    out.content = only.text
+    return out
+  }
+  const content: Array<Record<string, unknown>> = []
+  for (const part of message.content) {
+    const keys = partKeys[part.type]
+    const plain = keys === undefined ? undefined : plainCopy(part, keys, partMarker)
+    if (plain === undefined) return undefined
+    content.push(plain)
+  }
+  out.content = content
+  return out
+}
+
+const encodeMessageSlowly = Schema.encodeEffect(Prompt.Message)
+
+/** The encoded messages: the plain copy where the shape is known, the Schema's encoding otherwise. */
+const encodeMessages = (
+  messages: ReadonlyArray<Prompt.Message>
+): Effect.Effect<ReadonlyArray<unknown>, Schema.SchemaError> => {
+  const out: Array<unknown> = new Array(messages.length)
+  const slow: Array<number> = []
+  for (let i = 0; i < messages.length; i++) {
+    const plain = plainMessage(messages[i])
+    if (plain === undefined) slow.push(i)
+    else out[i] = plain
+  }
+  if (slow.length === 0) return Effect.succeed(out)
+  return Effect.as(
+    Effect.forEach(slow, (i) => Effect.map(encodeMessageSlowly(messages[i]), (encoded) => {
+      out[i] = encoded
+    }), { discard: true }),
+    out
+  )
+}
+
 const encodeResult = (result: ToolResult): typeof ToolResultEncoded.Type => ({
   id: result.id,
   name: result.name,
@@ -385,10 +454,18 @@ const decodeDocument = Schema.decodeUnknownEffect(Document)
  * @since 0.1.0
  */
 export const encode = (chain: Chain): Effect.Effect<typeof Document.Encoded, ChainCodecError> =>
+  Effect.zipWith(
+    encodeMessages(chain.messages),
+    encodeRest(chain),
+    (messages, rest) => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
+  ).pipe(Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })))
+
+/** Everything but the messages, through the Schema. */
+const encodeRest = (chain: Chain) =>
   encodeDocument({
     format: "loopwork/chain",
     version: formatVersion,
-    messages: chain.messages,
+    messages: [],
     ...(chain.lastResponse === undefined ? {} : { lastResponse: chain.lastResponse }),
     pendingToolCalls: chain.pendingToolCalls,
     lastToolResults: chain.lastToolResults.map(encodeResult),
@@ -398,7 +475,7 @@ export const encode = (chain: Chain): Effect.Effect<typeof Document.Encoded, Cha
     failureCount: chain.failureCount,
     modeState: chain.modeState,
     context: chain.context
-  }).pipe(Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })))
+  })
 
 const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
 
