@@ -21,7 +21,8 @@ import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type { ChatModel } from "./ChatModel.ts"
 import { budgetStart, clearBudget, keepBudget } from "./internal/budget.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
-import { validateOptions, validateToolkit } from "./internal/options.ts"
+import { eventStream } from "./internal/eventStream.ts"
+import { isPositiveInt, validateOptions, validateToolkit } from "./internal/options.ts"
 import { withSpanIn } from "./internal/tracing.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
 import type { External } from "./ExternalTool.ts"
@@ -734,7 +735,7 @@ export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
   options: StreamOptions<R>
 ): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> => {
   const bufferSize = options.bufferSize ?? 256
-  if (!Number.isInteger(bufferSize) || bufferSize < 1) {
+  if (!isPositiveInt(bufferSize)) {
     return Stream.fail(
       new RunError({
         reason: new InvalidInput({ field: "bufferSize", rule: "must be a whole number of events, at least 1", value: bufferSize }),
@@ -742,15 +743,5 @@ export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
       })
     )
   }
-  return Stream.callback<RunEvent, RunError, R | HandlersOf<Tools>>(
-    (queue) =>
-      run(chain, options).pipe(
-        Effect.provideService(Observer, { emit: (event) => Queue.offer(queue, event), streaming: true }),
-        Effect.exit,
-        Effect.flatMap((exit) =>
-          Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<RunError>)
-        )
-      ),
-    { bufferSize, strategy: "suspend" }
-  )
+  return eventStream(bufferSize, (emit) => Effect.provideService(run(chain, options), Observer, { emit, streaming: true }))
 }

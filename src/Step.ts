@@ -227,10 +227,7 @@ const unlessInterrupted = <R>(
   if (stop === undefined) return work
   if (StopSignal.isInterrupted(stop)) return Effect.sync(cut)
   // `cut` runs once the race is over, after the interrupted work has finished its finalizers.
-  return Effect.map(
-    Effect.raceFirst(Effect.map(work, Option.some), Effect.as(StopSignal.awaitInterrupt(stop), Option.none())),
-    Option.getOrElse(cut)
-  )
+  return Effect.map(StopSignal.raceInterrupt(stop, work), Option.getOrElse(cut))
 }
 
 const callLlmStep = (options: CallOptions): Step<ChatModel> => {
@@ -434,7 +431,7 @@ const executeToolsStep = (options: ToolOptions): Step => {
           waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
         }
         const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: results, callStates })
-        const failed = policyFailure(log, inCallOrder(messages, results))
+        const failed = log.fails.length === 0 ? undefined : policyFailure(log, inCallOrder(messages, results))
         if (failed !== undefined) return new Outcome.Error(next, failed)
         // Calls cut short by StopSignal.interrupt run again on resume.
         return cut ? new Outcome.Pause(next, stopRequested) : new Outcome.Continue(next)

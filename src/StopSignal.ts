@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Option } from "effect"
 
 const TypeId = "~loopwork/StopSignal" as const
 
@@ -25,7 +25,7 @@ const TypeId = "~loopwork/StopSignal" as const
  *
  * @example
  * ```ts
- * import { Deferred, Effect } from "effect"
+ * import { Deferred, Effect, Option } from "effect"
  * import { StopSignal } from "loopwork"
  *
  * const program = Effect.gen(function*() {
@@ -56,7 +56,7 @@ class SignalImpl implements StopSignal {
  *
  * @example
  * ```ts
- * import { Deferred, Effect } from "effect"
+ * import { Deferred, Effect, Option } from "effect"
  * import { Chain, ChatModel, Mode, StopSignal } from "loopwork"
  *
  * declare const chain: Chain.Chain
@@ -154,9 +154,15 @@ export const interrupt = (signal: StopSignal): Effect.Effect<void> =>
 /** @internal whether `interrupt` was called (and not cleared) */
 export const isInterrupted = (signal: StopSignal): boolean => (signal as SignalImpl).interrupted
 
-/** @internal succeeds when `interrupt` is called */
-export const awaitInterrupt = (signal: StopSignal): Effect.Effect<void> =>
-  Effect.suspend(() => Deferred.await((signal as SignalImpl).now))
+/**
+ * @internal `work`'s value, or `None` when `interrupt` is called first (then
+ * `work` is interrupted, and has finished its finalizers when this returns)
+ */
+export const raceInterrupt = <A, E, R>(signal: StopSignal, work: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
+  Effect.raceFirst(
+    Effect.map(work, Option.some),
+    Effect.as(Effect.suspend(() => Deferred.await((signal as SignalImpl).now)), Option.none<A>())
+  )
 
 /**
  * Whether the signal is raised.

@@ -45,6 +45,7 @@ import { Duration, Effect, Layer, Stream } from "effect"
 import { Response, Tool } from "effect/ai"
 import type { Prompt } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
+import { describe } from "../internal/describe.ts"
 import * as Parts from "../internal/parts.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 
@@ -378,18 +379,11 @@ export const retryAfterMillis = (headers: Record<string, string> | undefined, no
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-const describe = (u: unknown): string => {
-  if (u instanceof Error) return u.message
-  if (typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string") {
-    return (u as { message: string }).message
-  }
-  if (typeof u === "string") return u
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
+/** The message of an error object that is not an `Error` (providers stream such objects), else `describe`'s text. */
+const describeFailure = (u: unknown): string =>
+  !(u instanceof Error) && typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string"
+    ? (u as { message: string }).message
+    : describe(u)
 
 /**
  * The typed failure for anything a provider call threw or streamed.
@@ -416,7 +410,7 @@ export const failureOf = (error: unknown): ModelCallFailed => {
     })
   }
   // Network errors, unfinished streams, unparsable responses: trying again may help.
-  return new ModelCallFailed({ description: describe(error), cause: error, retryable: true })
+  return new ModelCallFailed({ description: describeFailure(error), cause: error, retryable: true })
 }
 
 // -----------------------------------------------------------------------------

@@ -29,6 +29,8 @@ import type { Tool } from "effect/ai"
 import type * as Chain from "../Chain.ts"
 import type { ChatModel } from "../ChatModel.ts"
 import { type Delegations, runAgent } from "../internal/ensemble/delegation.ts"
+import { eventStream } from "../internal/eventStream.ts"
+import { isPositiveInt } from "../internal/options.ts"
 import { hierarchical, managerRole } from "../internal/ensemble/hierarchical.ts"
 import { type ErrorStrategy, parallel } from "../internal/ensemble/parallel.ts"
 import type { ResolvedTask, TaskFailure } from "../internal/ensemble/runTask.ts"
@@ -514,22 +516,12 @@ export const stream = <R>(
   options?: { readonly bufferSize?: number | undefined }
 ): Stream.Stream<EnsembleEvent, EnsembleError, ChatModel | R> => {
   const bufferSize = options?.bufferSize ?? 256
-  if (!Number.isInteger(bufferSize) || bufferSize < 1) {
+  if (!isPositiveInt(bufferSize)) {
     return Stream.fail(
       new ValidationError({ message: `Ensemble.stream: bufferSize must be a whole number of events, at least 1 (got ${bufferSize})` })
     )
   }
-  return Stream.callback<EnsembleEvent, EnsembleError, ChatModel | R>(
-    (queue) =>
-      run(ensemble, inputs).pipe(
-        Effect.provideService(Sink, { publish: (event) => Queue.offer(queue, event) }),
-        Effect.exit,
-        Effect.flatMap((exit) =>
-          Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<EnsembleError>)
-        )
-      ),
-    { bufferSize, strategy: "suspend" }
-  )
+  return eventStream(bufferSize, (publish) => Effect.provideService(run(ensemble, inputs), Sink, { publish }))
 }
 
 /**

@@ -8,9 +8,9 @@
 import { Cause, Effect } from "effect"
 import type { Chain } from "../Chain.ts"
 import { PolicyFailed } from "../LoopError.ts"
+import { messageOf } from "./describe.ts"
 import * as Outcome from "../Outcome.ts"
 
-const describe = (u: unknown): string => u instanceof globalThis.Error ? u.message : String(u)
 
 /**
  * Runs `run` (a value or an Effect) and continues with `then`; a throw, a
@@ -24,7 +24,7 @@ export const guarded = <A, R>(
   run: () => A | Effect.Effect<A, unknown, R>,
   then: (value: A) => Outcome.Outcome | Effect.Effect<Outcome.Outcome, never, R>
 ): Effect.Effect<Outcome.Outcome, never, R> => {
-  const fail = (u: unknown): Outcome.Outcome => new Outcome.Error(chain, new PolicyFailed({ policy, detail: describe(u) }))
+  const fail = (u: unknown): Outcome.Outcome => new Outcome.Error(chain, new PolicyFailed({ policy, detail: messageOf(u) }))
   let value: A | Effect.Effect<A, unknown, R>
   try {
     value = run()

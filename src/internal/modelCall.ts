@@ -11,6 +11,7 @@ import { Clock, type Context, Effect, Schedule, Stream } from "effect"
 import { Response } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
+import { messageOf } from "./describe.ts"
 import { emitTo, isActive, type Observer, type Usage } from "../RunEvent.ts"
 import * as Parts from "./parts.ts"
 import { isTraced } from "./tracing.ts"
@@ -113,19 +114,19 @@ const streamed = (
     assemble
   )
 
-/** A model (or its client) that dies fails the call instead: the run ends with the chain, or retries. */
-const died = (defect: unknown): Effect.Effect<never, ModelCallFailed> =>
-  Effect.fail(
-    new ModelCallFailed({
-      description: `the model failed unexpectedly: ${defect instanceof Error ? defect.message : String(defect)}`,
-      cause: defect
-    })
-  )
+/**
+ * `attempt`, with a model (or client) that throws or dies failing the call
+ * instead: the run then ends with the chain, or retries.
+ */
+const safely = (
+  attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
+  Effect.catchDefect(Effect.suspend(attempt), (defect) =>
+    Effect.fail(
+      new ModelCallFailed({ description: `the model failed unexpectedly: ${messageOf(defect)}`, cause: defect })
+    ))
 
-const generateSafely = (model: Model, request: GenerateRequest): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.catchDefect(Effect.suspend(() => model.generate(request)), died)
-
-/** One attempt, observed: started/finished/failed events with the attempt's duration. */
+/** One attempt, observed: started, then finished or failed, with the attempt's duration. */
 const observedAttempt = (
   model: Model,
   request: GenerateRequest,
@@ -133,43 +134,37 @@ const observedAttempt = (
   call: number,
   attempts: { count: number }
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.suspend(() => {
+  Effect.gen(function*() {
     const attempt = ++attempts.count
-    const run = observer.streaming
-      ? Effect.catchDefect(Effect.suspend(() => streamed(model, request, observer, call)), died)
-      : generateSafely(model, request)
-    // The clock is read after the start is reported: a slow consumer is not the model's time.
-    return emitTo(observer, {
+    yield* emitTo(observer, {
       _tag: "ModelCallStarted",
       call,
       messages: request.prompt.content.length,
       tools: request.tools.map((tool) => tool.name)
-    }).pipe(Effect.andThen(Clock.currentTimeMillis), Effect.flatMap((started) =>
-      Effect.tapError(run, (error) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          emitTo(observer, {
-            _tag: "ModelCallFailed",
-            call,
-            attempt,
-            error: error._tag,
-            message: error.message,
-            durationMillis: now - started
-          }))).pipe(
-        Effect.tap((parts) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            const finish = finishOf(parts)
-            return emitTo(observer, {
-              _tag: "ModelCallFinished",
-              call,
-              finishReason: finish.reason,
-              usage: finish.usage,
-              text: textOf(parts),
-              toolCalls: toolCallsOf(parts),
-              durationMillis: now - started
-            })
-          })
-        )
-      )))
+    })
+    // The clock is read after the start is reported: a slow consumer is not the model's time.
+    const started = yield* Clock.currentTimeMillis
+    const result = yield* Effect.result(
+      safely(() => observer.streaming ? streamed(model, request, observer, call) : model.generate(request))
+    )
+    const durationMillis = (yield* Clock.currentTimeMillis) - started
+    if (result._tag === "Failure") {
+      const error = result.failure
+      yield* emitTo(observer, { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis })
+      return yield* Effect.fail(error)
+    }
+    const parts = result.success
+    const finish = finishOf(parts)
+    yield* emitTo(observer, {
+      _tag: "ModelCallFinished",
+      call,
+      finishReason: finish.reason,
+      usage: finish.usage,
+      text: textOf(parts),
+      toolCalls: toolCallsOf(parts),
+      durationMillis
+    })
+    return parts
   })
 
 const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> => {
@@ -194,10 +189,9 @@ export const callModel = (
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
   call: number
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const attempts = { count: 0 }
   const once = isActive(observer)
-    ? Effect.suspend(() => observedAttempt(model, request, observer, call, attempts))
-    : generateSafely(model, request)
+    ? observedAttempt(model, request, observer, call, { count: 0 })
+    : safely(() => model.generate(request))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
   if (!isTraced(context)) return retried
   const info = model.info

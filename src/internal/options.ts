@@ -14,7 +14,8 @@ export const defaults = {
   concurrency: "unbounded" as number | "unbounded"
 }
 
-const isPositiveInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u > 0
+/** @internal */
+export const isPositiveInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u > 0
 
 const isPositiveDuration = (u: unknown): boolean => {
   try {

@@ -17,11 +17,12 @@ import type { Prompt, Toolkit } from "effect/ai"
 import { CurrentCall } from "../DirectReturn.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
-import { awaitInterrupt, isInterrupted, type StopSignal } from "../StopSignal.ts"
+import { isInterrupted, raceInterrupt, type StopSignal } from "../StopSignal.ts"
 import { emitTo, isActive, Observer, silent } from "../RunEvent.ts"
 import type { CallState, FailureOrigin, ToolCall, ToolResult } from "../ToolCall.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
+import { describe } from "./describe.ts"
 import { isTraced } from "./tracing.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
@@ -161,15 +162,6 @@ export const defaultPolicy: RoundPolicy = { concurrency: "unbounded", timeout: u
 // -----------------------------------------------------------------------------
 // Failures
 // -----------------------------------------------------------------------------
-
-const describe = (u: unknown): string =>
-  u instanceof globalThis.Error ? u.message : typeof u === "string" ? u : (() => {
-    try {
-      return JSON.stringify(u) ?? String(u)
-    } catch {
-      return String(u)
-    }
-  })()
 
 const normalizeFailure = (name: string, error: unknown): unknown =>
   AiError.isAiErrorReason(error) ? AiError.make({ module: "loopwork", method: `${name}.handle`, reason: error }) : error
@@ -316,7 +308,7 @@ const cuttable = (handler: Effect.Effect<unknown, unknown>, stop: StopSignal): E
       }))
     return Effect.flatMap(Effect.forkChild(recorded), (fiber) =>
       Effect.flatMap(
-        Effect.raceFirst(Effect.map(Fiber.await(fiber), Option.some), Effect.as(awaitInterrupt(stop), Option.none())),
+        raceInterrupt(stop, Fiber.await(fiber)),
         (finished) =>
           Option.isSome(finished)
             ? finished.value
@@ -511,11 +503,9 @@ const attempt = (
  * @internal
  */
 const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined): Effect.Effect<Settled> => {
+  // Calls still waiting for a decision or a result never get here (settleTraced holds them).
   if (state !== undefined) {
     switch (state._tag) {
-      case "AwaitingApproval":
-      case "AwaitingResult":
-        return Effect.succeed(new Held(call, state))
       case "Rejected": {
         const entry = ctx.compiled.byName.get(call.name)
         return failWith(
@@ -564,36 +554,23 @@ const annotateSettled = (settled: Settled): Effect.Effect<void> =>
 
 /** `settle`, reported to the round's observer: started, then finished with the status and duration. */
 const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: CallState | undefined) =>
-  // The clock is read after the start is reported: a slow consumer is not the tool's time.
-  emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }).pipe(
-    Effect.andThen(Clock.currentTimeMillis),
-    Effect.flatMap((started) =>
-      Effect.flatMap(settle(ctx, call, state), (settled) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.as(
-            emitTo(
-              observer,
-              settled instanceof Held || settled instanceof Cut
-                ? {
-                  _tag: "ToolCallFinished",
-                  id: call.id,
-                  name: call.name,
-                  status: statusOf(settled),
-                  durationMillis: now - started
-                }
-                : {
-                  _tag: "ToolCallFinished",
-                  id: call.id,
-                  name: call.name,
-                  status: statusOf(settled),
-                  result: settled.encoded,
-                  durationMillis: now - started
-                }
-            ),
-            settled
-          )))
+  Effect.gen(function*() {
+    yield* emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params })
+    // The clock is read after the start is reported: a slow consumer is not the tool's time.
+    const started = yield* Clock.currentTimeMillis
+    const settled = yield* settle(ctx, call, state)
+    const durationMillis = (yield* Clock.currentTimeMillis) - started
+    const { id, name } = call
+    const status = statusOf(settled)
+    // Fields in the Schema's order, so the event equals its JSON round trip.
+    yield* emitTo(
+      observer,
+      settled instanceof Held || settled instanceof Cut
+        ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
+        : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
     )
-  )
+    return settled
+  })
 
 /**
  * Settles one call of a round inside an `execute_tool` span, reporting it to

@@ -16,6 +16,7 @@ import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
 import * as AgentPrompt from "../../ensemble/AgentPrompt.ts"
 import { isWatched, publish, Sink } from "../../ensemble/EnsembleEvent.ts"
 import { Observer } from "../../RunEvent.ts"
+import { messageOf } from "../describe.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 
 /** @internal a task with its templates filled */
@@ -221,7 +222,7 @@ export const runTask = (
     Effect.andThen(reportingRuns(work, agent.role, task.description)),
     // A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
     Effect.catchDefect((defect) =>
-      Effect.fail(new TaskFailure(`unexpected error: ${defect instanceof Error ? defect.message : String(defect)}`))
+      Effect.fail(new TaskFailure(`unexpected error: ${messageOf(defect)}`))
     ),
     Effect.tap((output) =>
       publish({
