@@ -1,12 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DateTime, Duration, Effect, Fiber, Random, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { DateTime, Duration, Effect, Fiber, Random } from "effect"
 import type { Prompt } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { ChatModel, MaxRunsPolicy } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import type { Delegation, HierarchicalConstraints, TaskOutput } from "../../src/ensemble/index.ts"
 import { requestTranscripts, transcript } from "../support/transcript.ts"
+import { toolkit } from "../support/ensemble.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -46,12 +46,6 @@ const managerTaskDescription = (tasks: ReadonlyArray<readonly [string, string, s
 const workerUser = (description: string): string =>
   `## Task\n${description}\n\n## Expected output\nComplete the assigned task thoroughly`
 
-const Lookup = Tool.make("lookup", {
-  description: "Looks something up",
-  parameters: Schema.Struct({ query: Schema.String }),
-  success: Schema.String
-})
-const toolkit = Toolkit.make(Lookup)
 const lookupHandlers = toolkit.toLayer({ lookup: ({ query }) => Effect.succeed(`found ${query}`) })
 
 const makeResearcher = () =>

@@ -1,35 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, DateTime, Duration, Effect, Fiber, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Clock, DateTime, Duration, Effect, Fiber } from "effect"
 import type { Prompt } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import type { TaskOutput } from "../../src/ensemble/index.ts"
+import { makeHandlers, toolkit } from "../support/ensemble.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
 // -----------------------------------------------------------------------------
-
-const Lookup = Tool.make("lookup", {
-  description: "Looks something up",
-  parameters: Schema.Struct({ query: Schema.String }),
-  success: Schema.String
-})
-const toolkit = Toolkit.make(Lookup)
-
-/** Fresh handlers (and the queries they saw) per test. */
-const makeHandlers = () => {
-  const queries: Array<string> = []
-  const layer = toolkit.toLayer({
-    lookup: ({ query }) =>
-      Effect.sync(() => {
-        queries.push(query)
-        return `found ${query}`
-      })
-  })
-  return { queries, layer }
-}
 
 const makeAnalyst = () => Agent.make({ role: "Analyst", goal: "Gather numbers", toolkit })
 const makeWriter = () => Agent.make({ role: "Writer", goal: "Write clear prose" })

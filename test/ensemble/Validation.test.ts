@@ -119,7 +119,7 @@ describe("Agent.make validation", () => {
       }))
   }
 
-  it.effect("maxIterations 1 is valid (one attempt, then a forced final answer)", () =>
+  it.effect("maxIterations 1 is accepted (its run, one attempt then a forced final answer, is tested in Sequential)", () =>
     Effect.gen(function*() {
       const agent = yield* Agent.make({ role: "Writer", goal: "g", maxIterations: 1 })
       expect(agent.maxIterations).toBe(1)
