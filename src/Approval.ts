@@ -112,7 +112,7 @@ export const edit = (params: unknown): Decision => ({ _tag: "Edit", params })
  * @since 0.1.0
  */
 export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
-  chain.pendingToolCalls.filter((call) => chain.callStates[call.id]?._tag === "AwaitingApproval")
+  chain.pendingToolCalls.filter((call) => chain.callStates.get(call.id)?._tag === "AwaitingApproval")
 
 const decodeDecisions = Schema.decodeUnknownEffect(Schema.Record(Schema.String, Decision))
 
@@ -175,11 +175,14 @@ export const decide: {
       )
       edits.set(id, decision.params)
     }
-    const callStates: Record<string, CallState> = { ...chain.callStates }
+    const callStates = new Map<string, CallState>(chain.callStates)
     for (const [id, decision] of Object.entries(decisions)) {
-      callStates[id] = decision._tag === "Reject"
-        ? (decision.message === undefined ? { _tag: "Rejected" } : { _tag: "Rejected", message: decision.message })
-        : { _tag: "Approved" }
+      callStates.set(
+        id,
+        decision._tag === "Reject"
+          ? (decision.message === undefined ? { _tag: "Rejected" } : { _tag: "Rejected", message: decision.message })
+          : { _tag: "Approved" }
+      )
     }
     return chain.copy({
       messages: rewriteParams(chain.messages, edits),

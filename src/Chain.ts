@@ -22,7 +22,11 @@ import type { ChatModel } from "./ChatModel.ts"
 import { budgetStart, clearBudget, keepBudget } from "./internal/budget.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
 import { eventStream } from "./internal/eventStream.ts"
-import { isPositiveInt, validateOptions, validateToolkit } from "./internal/options.ts"
+import { inconsistency } from "./internal/consistency.ts"
+import * as JsonBounds from "./internal/jsonBounds.ts"
+import * as MessageCodec from "./internal/messageCodec.ts"
+import { isPositiveInt, isToolkit, validateOptions, validateToolkit } from "./internal/options.ts"
+import * as Signature from "./internal/signature.ts"
 import { withSpanIn } from "./internal/tracing.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
 import type { External } from "./ExternalTool.ts"
@@ -89,7 +93,7 @@ export interface Fields {
   readonly pendingToolCalls: ReadonlyArray<ToolCall>
   readonly lastToolResults: ReadonlyArray<ToolResult>
   readonly roundResults: ReadonlyArray<ToolResult>
-  readonly callStates: Readonly<Record<string, CallState>>
+  readonly callStates: ReadonlyMap<string, CallState>
   readonly runCount: number
   readonly failureCount: number
   readonly modeState: Readonly<Record<string, Json>>
@@ -121,7 +125,7 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
   readonly pendingToolCalls: ReadonlyArray<ToolCall>
   readonly lastToolResults: ReadonlyArray<ToolResult>
   readonly roundResults: ReadonlyArray<ToolResult>
-  readonly callStates: Readonly<Record<string, CallState>>
+  readonly callStates: ReadonlyMap<string, CallState>
   readonly runCount: number
   readonly failureCount: number
   readonly modeState: Readonly<Record<string, Json>>
@@ -194,6 +198,7 @@ Object.defineProperty(Chain.prototype, "pipe", {
 export const isChain = (u: unknown): u is Chain => u instanceof Chain
 
 const emptyToolkit: Toolkit.Any = Toolkit.empty
+const noCallStates: ReadonlyMap<string, CallState> = new Map()
 
 /**
  * Options of {@link make}.
@@ -248,7 +253,7 @@ export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeO
     pendingToolCalls: [],
     lastToolResults: [],
     roundResults: [],
-    callStates: {},
+    callStates: noCallStates,
     runCount: 0,
     failureCount: 0,
     modeState: {},
@@ -294,23 +299,33 @@ export const text = (chain: Chain): string => chain.lastResponse?.text ?? ""
 // -----------------------------------------------------------------------------
 
 /**
- * The format version `encode` writes and `decode` reads.
+ * The format version `encode` writes. `decode` reads it and version 1 (the
+ * same document, with every last-round result stored in full).
  *
  * @example
  * ```ts
  * import { Chain } from "loopwork"
  *
- * Chain.formatVersion // 1
+ * Chain.formatVersion // 2
  * ```
  *
  * @since 0.1.0
  */
-export const formatVersion = 1
+export const formatVersion = 2
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
+/** A last-round result as stored: without `encoded` when the transcript's tool message holds it. */
+const StoredResult = Schema.Struct({
+  ...ToolResultEncoded.fields,
+  encoded: Schema.optionalKey(Schema.Unknown)
+}).annotate({ identifier: "StoredToolResult" })
+
 /**
- * The JSON document of a chain (version {@link formatVersion}).
+ * The JSON document of a chain (version {@link formatVersion}). A result of
+ * the last tool round is stored once: its `encoded` value is left out when
+ * the transcript's tool message holds the same value. `signature` is there
+ * when the document was signed (`encode(chain, { signingKey })`).
  *
  * @example
  * ```ts
@@ -323,17 +338,18 @@ const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  */
 export const Document = Schema.Struct({
   format: Schema.Literal("loopwork/chain"),
-  version: Schema.Literal(formatVersion),
+  version: Schema.Literals([1, formatVersion]),
   messages: Schema.Array(Prompt.Message),
   lastResponse: Schema.optionalKey(ModelResponse),
   pendingToolCalls: Schema.Array(ToolCall),
-  lastToolResults: Schema.Array(ToolResultEncoded),
+  lastToolResults: Schema.Array(StoredResult),
   roundResults: Schema.optionalKey(Schema.Array(ToolResultEncoded)),
   callStates: Schema.optionalKey(Schema.Record(Schema.String, CallState)),
   runCount: Count,
   failureCount: Count,
   modeState: Schema.Record(Schema.String, Schema.Json),
-  context: Schema.Record(Schema.String, Schema.Json)
+  context: Schema.Record(Schema.String, Schema.Json),
+  signature: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "ChainDocument" })
 
 /**
@@ -358,75 +374,62 @@ export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("Chai
   }
 }
 
+/**
+ * A key that signs a chain's document (HMAC-SHA-256): a secret of at least
+ * 32 bytes, as a `Redacted` string (its UTF-8 bytes) or `Uint8Array`. Keep
+ * it where the documents are not (a secret manager, an environment
+ * variable), never next to them.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Chain } from "loopwork"
+ *
+ * const signingKey: Chain.SigningKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? "")
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type SigningKey = Signature.Key
+
+/**
+ * Options of {@link encode}.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Chain } from "loopwork"
+ *
+ * const options: Chain.EncodeOptions = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface EncodeOptions {
+  /** Signs the document; `decode` with the same key refuses any change to it. */
+  readonly signingKey?: SigningKey | undefined
+}
+
 const encodeDocument = Schema.encodeEffect(Document)
 
-// -- fast message encoding ------------------------------------------------------
-// Schema-encoding a message costs 10–20 µs; the loop's messages have a few known
-// shapes whose encoded form is the message without effect/ai's marker keys (the
-// values are already JSON: tool arguments and encoded results). Anything else
-// goes through the Schema. A property test checks both give the same document.
-
-const partKeys: Readonly<Record<string, ReadonlySet<string>>> = {
-  text: new Set(["type", "text", "options"]),
-  reasoning: new Set(["type", "text", "options"]),
-  "tool-call": new Set(["type", "id", "name", "params", "providerExecuted", "options"]),
-  "tool-result": new Set(["type", "id", "name", "isFailure", "result", "providerExecuted", "options"])
-}
-const messageKeys: ReadonlySet<string> = new Set(["role", "content", "options"])
-const partMarker = "~effect/ai/Prompt/Part"
-const messageMarker = "~effect/ai/Prompt/Message"
-
-/** `value` without `marker`, if every other key is one of `keys` (and holds no undefined). */
-const plainCopy = (value: object, keys: ReadonlySet<string>, marker: string): Record<string, unknown> | undefined => {
-  const out: Record<string, unknown> = {}
-  for (const [key, field] of Object.entries(value)) {
-    if (key === marker) continue
-    if (!keys.has(key) || field === undefined) return undefined
-    out[key] = field
-  }
-  return out
+/** How deep a document may nest: stored values up to the ceiling, plus the document's own levels. */
+const documentLimits: JsonBounds.Limits = {
+  maxDepth: JsonBounds.depthCeiling + 8,
+  maxSize: JsonBounds.storedLimits.maxSize
 }
 
-const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefined => {
-  const out = plainCopy(message, messageKeys, messageMarker)
-  if (out === undefined || typeof message.content === "string") return out
-  // effect/ai writes a user or assistant message holding one plain text part as a string.
-  const only = message.content.length === 1 ? message.content[0] : undefined
-  if (only?.type === "text" && Object.keys(only.options).length === 0) {
-    out.content = only.text
-    return out
-  }
-  const content: Array<Record<string, unknown>> = []
-  for (const part of message.content) {
-    const keys = partKeys[part.type]
-    const plain = keys === undefined ? undefined : plainCopy(part, keys, partMarker)
-    if (plain === undefined) return undefined
-    content.push(plain)
-  }
-  out.content = content
-  return out
-}
+const noResults: ReadonlyMap<string, unknown> = new Map()
 
-const encodeMessageSlowly = Schema.encodeEffect(Prompt.Message)
-
-/** The encoded messages: the plain copy where the shape is known, the Schema's encoding otherwise. */
-const encodeMessages = (
-  messages: ReadonlyArray<Prompt.Message>
-): Effect.Effect<ReadonlyArray<unknown>, Schema.SchemaError> => {
-  const out: Array<unknown> = new Array(messages.length)
-  const slow: Array<number> = []
-  for (let i = 0; i < messages.length; i++) {
-    const plain = plainMessage(messages[i])
-    if (plain === undefined) slow.push(i)
-    else out[i] = plain
+/** The last tool message's results by id (where the last round's results are written). */
+const lastToolMessageResults = (messages: ReadonlyArray<Prompt.Message>): ReadonlyMap<string, unknown> => {
+  const results = new Map<string, unknown>()
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (message.role !== "tool") continue
+    for (const part of message.content) if (part.type === "tool-result") results.set(part.id, part.result)
+    break
   }
-  if (slow.length === 0) return Effect.succeed(out)
-  return Effect.as(
-    Effect.forEach(slow, (i) => Effect.map(encodeMessageSlowly(messages[i]), (encoded) => {
-      out[i] = encoded
-    }), { discard: true }),
-    out
-  )
+  return results
 }
 
 const encodeResult = (result: ToolResult): typeof ToolResultEncoded.Type => ({
@@ -438,11 +441,22 @@ const encodeResult = (result: ToolResult): typeof ToolResultEncoded.Type => ({
   ...(result.rejected === true ? { rejected: true } : {}),
   ...(result.directReturn === true ? { directReturn: true } : {})
 })
+
+/** A last-round result, without its value when the transcript's tool message holds the same one. */
+const storeResult = (result: ToolResult, written: ReadonlyMap<string, unknown>): typeof StoredResult.Type => {
+  const full = encodeResult(result)
+  if (written.get(result.id) !== result.encoded || !written.has(result.id)) return full
+  const { encoded: _, ...stored } = full
+  return stored
+}
+
 const decodeDocument = Schema.decodeUnknownEffect(Document)
 
 /**
  * Turns a chain into a JSON-safe document (`JSON.stringify` it to store).
- * The toolkit is not included.
+ * The toolkit is not included. The document's keys come in a fixed order,
+ * so a chain read back with {@link decode} encodes to the same text. With
+ * `signingKey`, the document carries an HMAC-SHA-256 `signature`.
  *
  * @example
  * ```ts
@@ -454,33 +468,61 @@ const decodeDocument = Schema.decodeUnknownEffect(Document)
  *
  * @since 0.1.0
  */
-export const encode = (chain: Chain): Effect.Effect<typeof Document.Encoded, ChainCodecError> =>
-  Effect.zipWith(
-    encodeMessages(chain.messages),
+export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typeof Document.Encoded, ChainCodecError> => {
+  const signingKey = options?.signingKey
+  if (signingKey !== undefined) {
+    const problem = Signature.keyProblem(signingKey)
+    if (problem !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: problem }))
+  }
+  const encoded = Effect.zipWith(
+    MessageCodec.encodeMessages(chain.messages),
     encodeRest(chain),
-    (messages, rest) => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
-  ).pipe(Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })))
+    (messages, rest): typeof Document.Encoded => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
+  ).pipe(
+    Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })),
+    Effect.flatMap((document) => {
+      const problem = JsonBounds.check(document, documentLimits)
+      return problem === undefined ? Effect.succeed(document) : Effect.fail(
+        new ChainCodecError({
+          operation: "encode",
+          reason: `the chain holds a value that cannot be stored as JSON: the document is ${JsonBounds.describe(problem)}`
+        })
+      )
+    })
+  )
+  if (signingKey === undefined) return encoded
+  return Effect.map(encoded, (document) => ({ ...document, signature: Signature.sign(document, signingKey) }))
+}
 
 /** Everything but the messages, through the Schema. */
-const encodeRest = (chain: Chain) =>
-  encodeDocument({
+const encodeRest = (chain: Chain) => {
+  const written = chain.lastToolResults.length === 0 ? noResults : lastToolMessageResults(chain.messages)
+  return encodeDocument({
     format: "loopwork/chain",
     version: formatVersion,
     messages: [],
     ...(chain.lastResponse === undefined ? {} : { lastResponse: chain.lastResponse }),
     pendingToolCalls: chain.pendingToolCalls,
-    lastToolResults: chain.lastToolResults.map(encodeResult),
+    lastToolResults: chain.lastToolResults.map((result) => storeResult(result, written)),
     ...(chain.roundResults.length === 0 ? {} : { roundResults: chain.roundResults.map(encodeResult) }),
-    ...(Object.keys(chain.callStates).length === 0 ? {} : { callStates: chain.callStates }),
+    ...(chain.callStates.size === 0 ? {} : { callStates: recordOf(chain.callStates) }),
     runCount: chain.runCount,
     failureCount: chain.failureCount,
     modeState: chain.modeState,
     context: chain.context
   })
+}
+
+/** A map as a null-prototype record (any id is a safe key). */
+const recordOf = <A>(map: ReadonlyMap<string, A>): Record<string, A> => {
+  const record: Record<string, A> = Object.create(null)
+  for (const [key, value] of map) record[key] = value
+  return record
+}
 
 const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
 
-const checkEnvelope = (input: unknown): Effect.Effect<unknown, ChainCodecError> => {
+const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unknown>, ChainCodecError> => {
   let document = input
   if (typeof input === "string") {
     try {
@@ -492,16 +534,43 @@ const checkEnvelope = (input: unknown): Effect.Effect<unknown, ChainCodecError> 
   if (typeof document !== "object" || document === null || Array.isArray(document)) {
     return Effect.fail(decodeFailure("expected a JSON object written by Chain.encode"))
   }
-  const { format, version } = document as { format?: unknown; version?: unknown }
+  const format = Object.hasOwn(document, "format") ? (document as { format?: unknown }).format : undefined
+  const version = Object.hasOwn(document, "version") ? (document as { version?: unknown }).version : undefined
   if (format !== "loopwork/chain") {
-    return Effect.fail(decodeFailure(`expected format "loopwork/chain", got ${JSON.stringify(format) ?? "nothing"}`))
+    return Effect.fail(decodeFailure(`expected format "loopwork/chain", got ${shortJson(format)}`))
   }
-  if (version !== formatVersion) {
+  if (version !== 1 && version !== formatVersion) {
     return Effect.fail(decodeFailure(
-      `unsupported format version ${JSON.stringify(version) ?? "(missing)"}; this loopwork reads version ${formatVersion}`
+      `unsupported format version ${version === undefined ? "(missing)" : shortJson(version)}; this loopwork reads versions 1 and ${formatVersion}`
     ))
   }
-  return Effect.succeed(document)
+  const problem = JsonBounds.check(document, documentLimits)
+  if (problem !== undefined) return Effect.fail(decodeFailure(`the document is ${JsonBounds.describe(problem)}`))
+  return Effect.succeed(document as Record<string, unknown>)
+}
+
+/** A value as short JSON for a message (a hostile document may hold anything). */
+const shortJson = (value: unknown): string => {
+  if (value === undefined) return "nothing"
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text
+}
+
+/** The signature check: a document decoded with a key must carry that key's signature of its content. */
+const checkSignature = (
+  document: Record<string, unknown>,
+  key: SigningKey | undefined
+): Effect.Effect<Record<string, unknown>, ChainCodecError> => {
+  if (key === undefined) return Effect.succeed(document)
+  const problem = Signature.keyProblem(key)
+  if (problem !== undefined) return Effect.fail(decodeFailure(problem))
+  if (!Object.hasOwn(document, "signature")) {
+    return Effect.fail(decodeFailure("the document is not signed, and a signing key was given; refusing it"))
+  }
+  const { signature, ...content } = document
+  return Signature.verify(content, signature, key)
+    ? Effect.succeed(document)
+    : Effect.fail(decodeFailure("the signature does not verify: the document was changed or signed with another key"))
 }
 
 const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
@@ -514,10 +583,55 @@ const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Ty
   )
 }
 
+/** The last round's results with their `encoded` value, taken from the transcript where it was left out. */
+const restoreResults = (
+  document: typeof Document.Type
+): ReadonlyArray<typeof ToolResultEncoded.Type> | string => {
+  const written = lastToolMessageResults(document.messages)
+  const restored: Array<typeof ToolResultEncoded.Type> = []
+  for (const result of document.lastToolResults) {
+    if (Object.hasOwn(result, "encoded")) {
+      restored.push(result as typeof ToolResultEncoded.Type)
+      continue
+    }
+    if (document.version === 1 || !written.has(result.id)) {
+      return `the last round's result for ${shortJson(result.id)} has no value, and the last tool message holds none`
+    }
+    restored.push({ ...result, encoded: written.get(result.id) })
+  }
+  return restored
+}
+
+/**
+ * Options of {@link decode}.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Chain } from "loopwork"
+ *
+ * const options: Chain.DecodeOptions<{}> = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
+  /** The chain's toolkit (needed when calls wait on its tools). */
+  readonly toolkit?: Toolkit.Toolkit<Tools> | undefined
+  /** Refuses a document that is not signed with this key, or was changed after signing. */
+  readonly signingKey?: SigningKey | undefined
+}
+
 /**
  * Reads a chain back from a document written by {@link encode} (or its JSON
- * text) and re-attaches the toolkit. A corrupted, truncated or wrong-version
- * document fails with a `ChainCodecError` that says what is wrong.
+ * text) and re-attaches the toolkit. A stored document is untrusted input,
+ * so decoding fails with a `ChainCodecError` that says what is wrong when the
+ * document is corrupted, truncated, of another version, nested too deep, or
+ * contradicts itself: pending calls, open-round results or call states for
+ * calls the last assistant message did not make, arguments that differ from
+ * the transcript, states for calls that are not pending, counters the
+ * transcript does not bear out. With `signingKey`, a document that is not
+ * signed with that key, or was changed since, is refused.
  *
  * @example
  * ```ts
@@ -533,18 +647,22 @@ const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Ty
  */
 export const decode = <Tools extends Record<string, Tool.Any> = {}>(
   input: unknown,
-  options?: { readonly toolkit?: Toolkit.Toolkit<Tools> | undefined }
+  options?: DecodeOptions<Tools>
 ): Effect.Effect<Chain<Tools>, ChainCodecError> =>
   Effect.gen(function*() {
-    const envelope = yield* checkEnvelope(input)
+    const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, options?.signingKey)))
     const document = yield* decodeDocument(envelope).pipe(
       Effect.mapError((error) => decodeFailure(error.message))
     )
     const toolkit: Toolkit.Any = options?.toolkit ?? emptyToolkit
+    if (!isToolkit(toolkit)) {
+      return yield* decodeFailure("the toolkit option must be a Toolkit (Toolkit.make(...))")
+    }
+    const states = document.callStates ?? {}
     // Calls a human decided on, or that wait for one, must find their tool again.
     const missing = new Set<string>()
     for (const call of document.pendingToolCalls) {
-      if (document.callStates?.[call.id] !== undefined && !Object.hasOwn(toolkit.tools, call.name)) missing.add(call.name)
+      if (Object.hasOwn(states, call.id) && !Object.hasOwn(toolkit.tools, call.name)) missing.add(call.name)
     }
     if (missing.size > 0) {
       return yield* decodeFailure(
@@ -553,7 +671,11 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
         }); pass the chain's toolkit: Chain.decode(json, { toolkit })`
       )
     }
-    const lastToolResults = yield* Effect.forEach(document.lastToolResults, (result) => decodeResult(toolkit, result))
+    const inconsistent = inconsistency(document, toolkit)
+    if (inconsistent !== undefined) return yield* decodeFailure(`the document contradicts itself: ${inconsistent}`)
+    const stored = restoreResults(document)
+    if (typeof stored === "string") return yield* decodeFailure(stored)
+    const lastToolResults = yield* Effect.forEach(stored, (result) => decodeResult(toolkit, result))
     const roundResults = yield* Effect.forEach(document.roundResults ?? [], (result) => decodeResult(toolkit, result))
     return new Chain<Tools>({
       messages: document.messages,
@@ -562,7 +684,7 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
       pendingToolCalls: document.pendingToolCalls,
       lastToolResults,
       roundResults,
-      callStates: document.callStates ?? {},
+      callStates: new Map(Object.entries(states)),
       runCount: document.runCount,
       failureCount: document.failureCount,
       modeState: document.modeState,

@@ -106,7 +106,7 @@ export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotati
  * @since 0.1.0
  */
 export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
-  chain.pendingToolCalls.filter((call) => chain.callStates[call.id]?._tag === "AwaitingResult")
+  chain.pendingToolCalls.filter((call) => chain.callStates.get(call.id)?._tag === "AwaitingResult")
 
 /**
  * What the caller gives back for one external call: its `result` (in the
@@ -204,8 +204,8 @@ export const supply: {
       produced.push({ id, name: call.name, isFailure: false, result: encoded.result, encoded: encoded.encoded })
     }
     const done = new Set(Object.keys(results))
-    const callStates = { ...chain.callStates }
-    for (const id of done) delete callStates[id]
+    const callStates = new Map(chain.callStates)
+    for (const id of done) callStates.delete(id)
     return chain.copy({
       pendingToolCalls: chain.pendingToolCalls.filter((call) => !done.has(call.id)),
       roundResults: [...chain.roundResults, ...produced],

@@ -45,6 +45,10 @@ import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
  * - `concurrency`: tool calls of one round run at once (default `"unbounded"`).
  * - `toolTimeout`: timeout of each call of a tool that declares none
  *   (`ToolTimeout`).
+ * - `maxArgumentDepth` / `maxArgumentSize`: tool-call arguments from the
+ *   model nested deeper (default 64 levels, at most 512) or larger (default
+ *   1,000,000 characters of JSON) are refused on arrival; the model gets a
+ *   failed result saying what was too big, and the handler never runs.
  *
  * Model:
  * - `toolChoice`: passed to the model (default `"auto"`).
@@ -76,6 +80,8 @@ export interface Options {
   readonly maxFailures?: number | undefined
   readonly concurrency?: number | "unbounded" | undefined
   readonly toolTimeout?: Duration.Input | undefined
+  readonly maxArgumentDepth?: number | undefined
+  readonly maxArgumentSize?: number | undefined
   readonly toolChoice?: ToolChoice | undefined
   readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
   readonly stop?: StopSignal | undefined

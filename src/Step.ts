@@ -26,12 +26,14 @@ import type { Response, Tool } from "effect/ai"
 import { addUser, type Chain, type ModelResponse } from "./Chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "./ChatModel.ts"
 import * as DirectReturn from "./DirectReturn.ts"
+import * as Arrival from "./internal/arrival.ts"
+import type { Limits } from "./internal/jsonBounds.ts"
 import { defaults } from "./internal/options.ts"
 import { guarded } from "./internal/guarded.ts"
 import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
 import { inCallOrder, rewriteParams } from "./internal/round.ts"
-import { compile, Cut, Held, type RoundLog, runRound } from "./internal/toolExecutor.ts"
+import { compile, Cut, Held, type RoundLog, runRound, storable } from "./internal/toolExecutor.ts"
 import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
 import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
@@ -123,7 +125,27 @@ export interface CallOptions {
   readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
   /** `StopSignal.interrupt` on this signal abandons the call in flight and pauses with the chain before it. */
   readonly stop?: Signal | undefined
+  /**
+   * Tool-call arguments nested deeper than this (default 64 levels, at most
+   * 512) are refused on arrival: the call gets a failed result saying so and
+   * its handler never runs.
+   */
+  readonly maxArgumentDepth?: number | undefined
+  /**
+   * Tool-call arguments larger than this many characters of JSON (default
+   * 1,000,000) are refused on arrival, as for `maxArgumentDepth`.
+   */
+  readonly maxArgumentSize?: number | undefined
 }
+
+/** The argument limits of `options`, with the defaults. */
+const limitsOf = (options: CallOptions): Limits =>
+  options.maxArgumentDepth === undefined && options.maxArgumentSize === undefined
+    ? Arrival.defaultLimits
+    : {
+      maxDepth: options.maxArgumentDepth ?? Arrival.defaultLimits.maxDepth,
+      maxSize: options.maxArgumentSize ?? Arrival.defaultLimits.maxSize
+    }
 
 const toAssistant = (
   chain: Chain,
@@ -186,13 +208,14 @@ const generate = (
   chain: Chain,
   tools: ReadonlyArray<Tool.Any>,
   toolChoice: ToolChoice,
-  retry: Schedule.Schedule<unknown, ChatModelError> | undefined
+  retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
+  limits: Limits
 ): Effect.Effect<Outcome.Continue | Outcome.Error, never, ChatModel> =>
   Effect.flatMap(
     Effect.context<ChatModel>(),
     (context) => {
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
-      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1)
+      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1, limits)
       return Effect.match(call, {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, parts))
@@ -234,12 +257,13 @@ const callLlmStep = (options: CallOptions): Step<ChatModel> => {
   const toolChoice = options.toolChoice ?? "auto"
   const retry = options.retry
   const stop = options.stop
+  const limits = limitsOf(options)
   return make((chain) =>
     chain.pendingToolCalls.length > 0 || chain.roundResults.length > 0
       ? Effect.succeed(roundOpen(chain))
       : unlessInterrupted(
         stop,
-        generate(chain, compile(chain.toolkit).tools, toolChoice, retry),
+        generate(chain, compile(chain.toolkit).tools, toolChoice, retry, limits),
         () => new Outcome.Pause(chain, stopRequested)
       )
   )
@@ -325,7 +349,7 @@ const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => 
   return Parts.toolMessage(content)
 }
 
-const noStates: Readonly<Record<string, CallState>> = Object.freeze({})
+const noStates: ReadonlyMap<string, CallState> = new Map()
 const noResults: ReadonlyArray<ToolResult> = Object.freeze([]) as ReadonlyArray<ToolResult>
 
 /** The first failure (in call order) whose policy is "fail", as an error. */
@@ -411,7 +435,7 @@ const executeToolsStep = (options: ToolOptions): Step => {
           else if (one instanceof Cut) {
             ;(held ??= []).push(one)
             cut = true
-          } else results.push(one)
+          } else results.push(storable(one) as ToolResult)
         }
         const messages = rewriteParams(chain.messages, log.edits)
         if (held === undefined) {
@@ -424,10 +448,10 @@ const executeToolsStep = (options: ToolOptions): Step => {
           )
         }
         // Some calls wait for a decision or an external result: keep the round open.
-        const callStates: Record<string, CallState> = {}
+        const callStates = new Map<string, CallState>()
         const waiting: Array<ToolCall> = []
         for (const { call, state } of held) {
-          if (state !== undefined) callStates[call.id] = state
+          if (state !== undefined) callStates.set(call.id, state)
           waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
         }
         const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: results, callStates })
@@ -532,7 +556,7 @@ const finalAnswer = (
   Effect.map(
     unlessInterrupted(
       stop,
-      generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry),
+      generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry, Arrival.defaultLimits),
       () => new Outcome.Pause(chain, stopRequested)
     ),
     (outcome) => {
@@ -596,7 +620,7 @@ function waiting(chain: Chain): Outcome.Pause | undefined {
   const approvals: Array<ToolCall> = []
   const external: Array<ToolCall> = []
   for (const call of chain.pendingToolCalls) {
-    const state = chain.callStates[call.id]?._tag
+    const state = chain.callStates.get(call.id)?._tag
     if (state === "AwaitingApproval") approvals.push(call)
     else if (state === "AwaitingResult") external.push(call)
   }

@@ -198,7 +198,7 @@ const toolMessageCount = (chain: Chain.Chain): number => chain.messages.filter((
 const snapshot = (chain: Chain.Chain) => ({
   messages: chain.messages,
   pendingToolCalls: chain.pendingToolCalls,
-  callStates: { ...chain.callStates },
+  callStates: new Map(chain.callStates),
   roundResults: chain.roundResults,
   pending: Approval.pending(chain)
 })
@@ -228,7 +228,7 @@ describe("needsApproval", () => {
       const chain = outcome.chain
       expect(roles(chain)).toEqual(["system", "user", "assistant"])
       expect(chain.pendingToolCalls).toEqual(calls)
-      expect(chain.callStates).toEqual({ call_1_1: { _tag: "AwaitingApproval" } })
+      expect(chain.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "AwaitingApproval" } })))
       expect(chain.roundResults).toEqual([])
       expect(chain.needsResponse).toBe(true)
       expect(Approval.pending(chain)).toEqual(calls)
@@ -328,7 +328,7 @@ describe("needsApproval", () => {
           expect(kit.ran.map((r) => [r.tool, r.id])).toEqual([[row.call.name, "call_1_1"]])
           expect(model.calls).toBe(2)
           expect(roles(ok.chain)).toEqual(["system", "user", "assistant", "tool", "assistant"])
-          expect(ok.chain.callStates).toEqual({})
+          expect(ok.chain.callStates).toEqual(new Map())
         }
       }))
   }
@@ -409,10 +409,10 @@ describe("a mixed round", () => {
         expect(paused.chain.roundResults.map((r) => [r.id, r.name, r.isFailure, r.encoded])).toEqual([
           ["call_1_2", "lookup", false, "found weather"]
         ])
-        expect(paused.chain.callStates).toEqual({
+        expect(paused.chain.callStates).toEqual(new Map(Object.entries({
           call_1_1: { _tag: "AwaitingApproval" },
           call_1_3: { _tag: "AwaitingApproval" }
-        })
+        })))
         expect(roles(paused.chain)).toEqual(["system", "user", "assistant"])
         expect(model.calls).toBe(1)
 
@@ -420,10 +420,10 @@ describe("a mixed round", () => {
           call_1_1: Approval.approve,
           call_1_3: Approval.reject("No transfers today.")
         })
-        expect(decided.callStates).toEqual({
+        expect(decided.callStates).toEqual(new Map(Object.entries({
           call_1_1: { _tag: "Approved" },
           call_1_3: { _tag: "Rejected", message: "No transfers today." }
-        })
+        })))
         expect(Approval.pending(decided)).toEqual([])
 
         const done = asOk(yield* Chain.run(decided, { mode: Mode.whileNeedsResponse }))
@@ -447,7 +447,7 @@ describe("a mixed round", () => {
           ["call_1_3", true]
         ])
         expect(done.chain.roundResults).toEqual([])
-        expect(done.chain.callStates).toEqual({})
+        expect(done.chain.callStates).toEqual(new Map())
         expect(done.chain.pendingToolCalls).toEqual([])
       }).pipe(Effect.provide([model.layer, kit.layer]))
     }))
@@ -468,7 +468,7 @@ describe("a mixed round", () => {
         expect(kit.ran.map((r) => [r.tool, r.id])).toEqual([["lookup", "call_1_2"], ["transfer", "call_1_3"]])
         expect(again.chain.roundResults.map((r) => r.id).sort()).toEqual(["call_1_2", "call_1_3"])
         expect(again.chain.pendingToolCalls).toEqual([mixedPending[0]])
-        expect(again.chain.callStates).toEqual({ call_1_1: { _tag: "AwaitingApproval" } })
+        expect(again.chain.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "AwaitingApproval" } })))
         expect(roles(again.chain)).toEqual(["system", "user", "assistant"])
 
         const last = yield* Approval.decide(again.chain, { call_1_1: Approval.reject() })
@@ -505,7 +505,7 @@ describe("Approval.decide", () => {
       return yield* Effect.gen(function*() {
         const paused = yield* pausedOnDelete(kit)
         const approved = yield* Approval.decide(paused, { call_1_1: Approval.approve })
-        expect(approved.callStates).toEqual({ call_1_1: { _tag: "Approved" } })
+        expect(approved.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "Approved" } })))
         expect(approved.messages).toEqual(paused.messages)
         expect(kit.ran).toEqual([])
         const done = asOk(yield* Chain.run(approved, { mode: Mode.whileNeedsResponse }))
@@ -568,7 +568,7 @@ describe("Approval.decide", () => {
         const edited = yield* Approval.decide(paused.chain, {
           call_1_1: Approval.edit({ amount: "150", to: "alice" })
         })
-        expect(edited.callStates).toEqual({ call_1_1: { _tag: "Approved" } })
+        expect(edited.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "Approved" } })))
         expect(edited.pendingToolCalls).toEqual([{ id: "call_1_1", name: "transfer", params: { amount: "150", to: "alice" } }])
         expect(callRows(edited.messages[2])).toEqual([["call_1_1", "transfer", { amount: "150", to: "alice" }]])
         // the original chain is not modified
@@ -597,7 +597,7 @@ describe("Approval.decide", () => {
       const decisions = { call_1_1: Approval.edit({ path: "/tmp/b" }), call_1_3: Approval.reject("no") }
       const piped = yield* paused.chain.pipe(Approval.decide(decisions))
       const direct = yield* Approval.decide(paused.chain, decisions)
-      expect(piped.callStates).toEqual({ call_1_1: { _tag: "Approved" }, call_1_3: { _tag: "Rejected", message: "no" } })
+      expect(piped.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "Approved" }, call_1_3: { _tag: "Rejected", message: "no" } })))
       expect(piped.callStates).toEqual(direct.callStates)
       expect(piped.pendingToolCalls).toEqual(direct.pendingToolCalls)
       expect(piped.messages).toEqual(direct.messages)
@@ -733,7 +733,7 @@ describe("Approval.decide", () => {
       const error = yield* Effect.flip(Approval.decide(once, { call_1_1: Approval.reject() }))
       expect(error._tag).toBe("CallNotAwaiting")
       expect(error.message).toBe("No call with id 'call_1_1' is awaiting approval; awaiting approval: call_1_3")
-      expect(once.callStates).toEqual({ call_1_1: { _tag: "Approved" }, call_1_3: { _tag: "AwaitingApproval" } })
+      expect(once.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "Approved" }, call_1_3: { _tag: "AwaitingApproval" } })))
     }))
 
   it.effect("decide on a chain with nothing awaiting fails with CallNotAwaiting (none)", () =>
@@ -873,7 +873,7 @@ describe("rejection and the ways a round can end the loop", () => {
               ["call_1_2", "publish", false, "Not now."]
             ])
             expect(error.chain.pendingToolCalls).toEqual([])
-            expect(error.chain.callStates).toEqual({})
+            expect(error.chain.callStates).toEqual(new Map())
           }
         }).pipe(Effect.provide([model.layer, kit.layer]))
       }))

@@ -250,7 +250,17 @@ describe("Chain codec", () => {
 
   it.effect("without the toolkit, decoded results keep their encoded value", () =>
     Effect.gen(function*() {
-      const chain = Chain.make({ user: "Hi" }).copy({
+      const chain = Chain.make({
+        user: "Hi",
+        messages: [
+          Prompt.assistantMessage({
+            content: [Prompt.makePart("tool-call", { id: "c1", name: "count_letters", params: {}, providerExecuted: false })]
+          }),
+          Prompt.toolMessage({
+            content: [Prompt.makePart("tool-result", { id: "c1", name: "count_letters", isFailure: false, result: "5", providerExecuted: false })]
+          })
+        ]
+      }).copy({
         lastToolResults: [{ id: "c1", name: "count_letters", isFailure: false, result: 5, encoded: "5" }]
       })
       const decoded = yield* Chain.decode(JSON.stringify(yield* Chain.encode(chain)))
@@ -330,7 +340,7 @@ const decodeErrorCases: ReadonlyArray<{ readonly name: string; readonly input: u
   { name: "null", input: null, message: /expected a JSON object/ },
   { name: "a wrong format", input: { ...validDocument, format: "other/chain" }, message: /loopwork\/chain/ },
   { name: "no format", input: { version: 1 }, message: /loopwork\/chain/ },
-  { name: "version 2", input: { ...validDocument, version: 2 }, message: /unsupported format version 2/ },
+  { name: "version 3", input: { ...validDocument, version: 3 }, message: /unsupported format version 3/ },
   { name: "a missing version", input: withoutVersion, message: /unsupported format version \(missing\)/ },
   { name: "runCount -1", input: { ...validDocument, runCount: -1 }, message: /runCount/ },
   { name: "runCount \"x\"", input: { ...validDocument, runCount: "x" }, message: /runCount/ },

@@ -275,7 +275,7 @@ describe("ExternalTool: pause, supply, resume", () => {
       const chain = paused.chain
       expect(ExternalTool.pending(chain)).toEqual([measureA, measureB])
       expect(chain.pendingToolCalls).toEqual([measureA, measureB])
-      expect(chain.callStates).toEqual({ call_1_1: { _tag: "AwaitingResult" }, call_1_3: { _tag: "AwaitingResult" } })
+      expect(chain.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "AwaitingResult" }, call_1_3: { _tag: "AwaitingResult" } })))
       // the local call ran once; its result is kept for the round, not yet written
       expect(handlers.calls).toEqual({ search: 1, finish: 0, external: 0 })
       expect(chain.roundResults).toEqual([searchResult])
@@ -301,7 +301,7 @@ describe("ExternalTool: pause, supply, resume", () => {
       }))
       expect(ExternalTool.pending(supplied)).toEqual([])
       expect(supplied.pendingToolCalls).toEqual([])
-      expect(supplied.callStates).toEqual({})
+      expect(supplied.callStates).toEqual(new Map())
       expect(supplied.messages).toEqual(paused.messages)
       const byId = new Map(supplied.roundResults.map((result) => [result.id, result]))
       expect(supplied.roundResults).toHaveLength(3)
@@ -346,7 +346,7 @@ describe("ExternalTool: pause, supply, resume", () => {
       ])
       expect(chain.roundResults).toEqual([])
       expect(chain.pendingToolCalls).toEqual([])
-      expect(chain.callStates).toEqual({})
+      expect(chain.callStates).toEqual(new Map())
       expect(chain.failureCount).toBe(1)
       expect(chain.runCount).toBe(2)
       expect(Chain.text(chain)).toBe("A failed; B is 7.5.")
@@ -359,7 +359,7 @@ describe("ExternalTool: pause, supply, resume", () => {
 
       const partly = yield* ExternalTool.supply(paused, { call_1_3: { result: "3" } })
       expect(ExternalTool.pending(partly)).toEqual([measureA])
-      expect(partly.callStates).toEqual({ call_1_1: { _tag: "AwaitingResult" } })
+      expect(partly.callStates).toEqual(new Map(Object.entries({ call_1_1: { _tag: "AwaitingResult" } })))
 
       const again = yield* runWith(partly, [], handlers)
       expect(again.model.calls).toBe(0)
@@ -606,7 +606,7 @@ describe("ExternalTool with approval", () => {
         const first = yield* runWith(start(), [approvalTurn], handlers)
         const approval = asPause(first.outcome)
         expect(approval.reason).toEqual({ _tag: "ApprovalPending", calls: [transferCall] })
-        expect(approval.chain.callStates).toEqual({ call_1_2: { _tag: "AwaitingApproval" } })
+        expect(approval.chain.callStates).toEqual(new Map(Object.entries({ call_1_2: { _tag: "AwaitingApproval" } })))
         expect(ExternalTool.pending(approval.chain)).toEqual([])
         expect(approval.chain.roundResults.map((result) => result.id)).toEqual(["call_1_1"])
         // a call awaiting approval does not take a result
@@ -624,7 +624,7 @@ describe("ExternalTool with approval", () => {
           expect(external.reason).toEqual({ _tag: "ExternalPending", calls: [waiting] })
           expect(ExternalTool.pending(external.chain)).toEqual([waiting])
           expect(Approval.pending(external.chain)).toEqual([])
-          expect(external.chain.callStates).toEqual({ call_1_2: { _tag: "AwaitingResult" } })
+          expect(external.chain.callStates).toEqual(new Map(Object.entries({ call_1_2: { _tag: "AwaitingResult" } })))
           ready = yield* ExternalTool.supply(external.chain, { call_1_2: row.supplied })
         }
 
@@ -652,10 +652,10 @@ describe("ExternalTool with approval", () => {
       const approval = asPause(first.outcome)
       const measureCall = { id: "call_1_1", name: "measure", params: { url: "https://a.example" } }
       expect(approval.reason).toEqual({ _tag: "ApprovalPending", calls: [transferCall] })
-      expect(approval.chain.callStates).toEqual({
+      expect(approval.chain.callStates).toEqual(new Map(Object.entries({
         call_1_1: { _tag: "AwaitingResult" },
         call_1_2: { _tag: "AwaitingApproval" }
-      })
+      })))
       expect(ExternalTool.pending(approval.chain)).toEqual([measureCall])
 
       const measured = yield* ExternalTool.supply(approval.chain, { call_1_1: { result: "4" } })

@@ -137,7 +137,7 @@ describe("decoding and transcript validity around a pause", () => {
         "Cannot decode chain: the chain has tool calls waiting on tools the toolkit does not have (delete_file); pass the chain's toolkit: Chain.decode(json, { toolkit })"
       )
       const decoded = yield* Chain.decode(json, { toolkit })
-      expect(decoded.callStates).toEqual({ a: { _tag: "Approved" } })
+      expect(decoded.callStates).toEqual(new Map(Object.entries({ a: { _tag: "Approved" } })))
     }))
 
   it.effect("a user message added during a pause comes after the round's tool message", () =>

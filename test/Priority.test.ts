@@ -169,13 +169,13 @@ const expectRoundAccounted = (chain: Chain.Chain, calls: ReadonlyArray<ToolCall.
     expect(toolResultParts(chain.messages[chain.messages.length - 1]).map((part) => part.id)).toEqual(ids)
     expect(chain.pendingToolCalls).toEqual([])
     expect(chain.roundResults).toEqual([])
-    expect(chain.callStates).toEqual({})
+    expect(chain.callStates).toEqual(new Map())
   } else {
     expect(toolCallParts(chain.messages[chain.messages.length - 1]).map((part) => part.id)).toEqual(ids)
     const pending = chain.pendingToolCalls.map((call) => call.id)
     const done = chain.roundResults.map((result) => result.id)
     expect([...pending, ...done].sort()).toEqual([...ids].sort())
-    for (const id of pending) expect(chain.callStates[id]).toBeDefined()
+    for (const id of pending) expect(chain.callStates.get(id)).toBeDefined()
   }
 }
 
@@ -515,7 +515,7 @@ const walk = (row: Row, spec: ModeSpec) =>
               const waiting = callsNamed(calls, expected.calls)
               expect(paused.reason).toEqual({ _tag: "ApprovalPending", calls: waiting })
               expect(Approval.pending(paused.chain)).toEqual(waiting)
-              for (const call of waiting) expect(paused.chain.callStates[call.id]).toEqual({ _tag: "AwaitingApproval" })
+              for (const call of waiting) expect(paused.chain.callStates.get(call.id)).toEqual({ _tag: "AwaitingApproval" })
               const decision = rejected ? Approval.reject() : Approval.approve
               chain = yield* Approval.decide(
                 paused.chain,
@@ -528,7 +528,7 @@ const walk = (row: Row, spec: ModeSpec) =>
               expect(paused.reason).toEqual({ _tag: "ExternalPending", calls: waiting })
               expect(ExternalTool.pending(paused.chain)).toEqual(waiting)
               expect(Approval.pending(paused.chain)).toEqual([])
-              for (const call of waiting) expect(paused.chain.callStates[call.id]).toEqual({ _tag: "AwaitingResult" })
+              for (const call of waiting) expect(paused.chain.callStates.get(call.id)).toEqual({ _tag: "AwaitingResult" })
               chain = yield* ExternalTool.supply(
                 paused.chain,
                 Object.fromEntries(waiting.map((call) => [call.id, { result: "page of https://example.com" }]))
@@ -542,7 +542,7 @@ const walk = (row: Row, spec: ModeSpec) =>
         const final = outcome.chain
         expect(final.pendingToolCalls).toEqual([])
         expect(final.roundResults).toEqual([])
-        expect(final.callStates).toEqual({})
+        expect(final.callStates).toEqual(new Map())
         if (expected.ok === "done") {
           const previous = row.outcomes[index - 1]
           const afterStop = previous !== undefined && "pause" in previous && previous.pause === "StopRequested"
@@ -613,10 +613,10 @@ describe("approvals before externals, call by call", () => {
         expect(second.reason).toEqual({ _tag: "ApprovalPending", calls: [calls[1]] })
         expect(handlers.counts.review).toBe(1)
         expect(second.chain.roundResults.map((result) => result.id)).toEqual(["call_1_4", "call_1_3"])
-        expect(second.chain.callStates).toEqual({
+        expect(second.chain.callStates).toEqual(new Map(Object.entries({
           call_1_1: { _tag: "AwaitingResult" },
           call_1_2: { _tag: "AwaitingApproval" }
-        })
+        })))
 
         const bothDecided = yield* Approval.decide(second.chain, { call_1_2: Approval.approve })
         const third = asPause(yield* Chain.run(bothDecided, { mode: Mode.whileNeedsResponse }))

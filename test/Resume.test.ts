@@ -87,10 +87,10 @@ describe("resume in another process", () => {
       expect(paused._tag === "Pause" && paused.reason._tag).toBe("StopRequested")
       // Every call of the round has a result or a state: nothing is lost between a call and its result.
       expect(paused.chain.roundResults.map((result) => result.id)).toEqual(["t1_lookup"])
-      expect(paused.chain.callStates).toEqual({
+      expect(paused.chain.callStates).toEqual(new Map(Object.entries({
         t1_transfer: { _tag: "AwaitingApproval" },
         t1_statement: { _tag: "AwaitingResult" }
-      })
+      })))
 
       const resumed = yield* resumeInChild(yield* Chain.encode(paused.chain))
       expect(resumed.pauses).toEqual(["ApprovalPending", "ExternalPending"])
@@ -115,7 +115,7 @@ describe("resume in another process", () => {
     {
       name: "wrong version",
       mangle: (text) => ({ ...JSON.parse(text), version: 99 }),
-      says: "unsupported format version 99; this loopwork reads version 1"
+      says: "unsupported format version 99; this loopwork reads versions 1 and 2"
     },
     {
       name: "corrupted call state",

@@ -501,7 +501,7 @@ describe("onToolFailure: kind × policy", () => {
           expect(roles(error.chain)).toEqual(["system", "user", "assistant", "tool"])
           expect(toolResultsOf(error.chain.messages.at(-1))).toEqual([expected.seen])
           expect(error.chain.pendingToolCalls).toEqual([])
-          expect(error.chain.callStates).toEqual({})
+          expect(error.chain.callStates).toEqual(new Map())
           expect(error.chain.lastToolResults.map((result) => result.id)).toEqual([CALL_ID])
         }
       }))

@@ -197,6 +197,7 @@ describe("properties of the loop", () => {
           expect(transcriptValid(result.chain)).toBe(true)
           const json = JSON.stringify(yield* Chain.encode(result.chain))
           const restored = yield* Chain.decode(json, { toolkit })
+          expect(JSON.stringify(yield* Chain.encode(restored))).toBe(json)
           result = yield* ended(Chain.run(restored, options).pipe(Effect.provide([modelFor(turns, () => Effect.void).layer, handlers])))
         }
         expect({ tag: result.tag, detail: result.detail }).toEqual({ tag: straight.tag, detail: straight.detail })

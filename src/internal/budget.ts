@@ -9,7 +9,9 @@
  */
 import type { Chain } from "../Chain.ts"
 
-const key = "loopwork/budgetStart"
+/** @internal where the budget start is kept in `modeState` */
+export const budgetKey = "loopwork/budgetStart"
+const key = budgetKey
 
 /** @internal where the budget of a run on `chain` starts */
 export const budgetStart = (chain: Chain): number => {
@@ -23,7 +25,7 @@ export const keepBudget = (chain: Chain, since: number): Chain =>
 
 /** @internal the chain of a finished or failed run, with no budget kept */
 export const clearBudget = (chain: Chain): Chain => {
-  if (!(key in chain.modeState)) return chain
+  if (!Object.hasOwn(chain.modeState, key)) return chain
   const { [key]: _, ...rest } = chain.modeState
   return chain.copy({ modeState: rest })
 }

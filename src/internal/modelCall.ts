@@ -13,6 +13,8 @@ import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts
 import { ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
 import { emitTo, isActive, type Observer, type Usage } from "../RunEvent.ts"
+import * as Arrival from "./arrival.ts"
+import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
 import { isTraced } from "./tracing.ts"
 
@@ -132,6 +134,7 @@ const observedAttempt = (
   request: GenerateRequest,
   observer: Observer,
   call: number,
+  limits: Limits,
   attempts: { count: number }
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.gen(function*() {
@@ -153,7 +156,7 @@ const observedAttempt = (
       yield* emitTo(observer, { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis })
       return yield* Effect.fail(error)
     }
-    const parts = result.success
+    const parts = Arrival.normalize(result.success, call, limits)
     const finish = finishOf(parts)
     yield* emitTo(observer, {
       _tag: "ModelCallFinished",
@@ -177,7 +180,9 @@ const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> =
 
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
- * observed by `observer`, traced as a `chat` span (when traced).
+ * observed by `observer`, traced as a `chat` span (when traced). The response
+ * comes back checked (`Arrival.normalize`: unique call ids, tool arguments
+ * within `limits`), before any event reports it.
  *
  * @internal
  */
@@ -187,11 +192,12 @@ export const callModel = (
   request: GenerateRequest,
   observer: Observer,
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
-  call: number
+  call: number,
+  limits: Limits
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
   const once = isActive(observer)
-    ? observedAttempt(model, request, observer, call, { count: 0 })
-    : safely(() => model.generate(request))
+    ? observedAttempt(model, request, observer, call, limits, { count: 0 })
+    : Effect.map(safely(() => model.generate(request)), (parts) => Arrival.normalize(parts, call, limits))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
   if (!isTraced(context)) return retried
   const info = model.info

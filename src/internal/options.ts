@@ -1,6 +1,7 @@
 import { Duration, Schedule } from "effect"
 import type { Toolkit } from "effect/ai"
 import { InvalidInput } from "../LoopError.ts"
+import { depthCeiling, storedLimits } from "./jsonBounds.ts"
 import type { Options } from "../Mode.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
 import { isStopSignal } from "../StopSignal.ts"
@@ -82,6 +83,26 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
       value: options.concurrency
     })
   }
+  if (
+    options.maxArgumentDepth !== undefined &&
+    !(isPositiveInt(options.maxArgumentDepth) && options.maxArgumentDepth <= depthCeiling)
+  ) {
+    return new InvalidInput({
+      field: "maxArgumentDepth",
+      rule: `must be a positive integer, at most ${depthCeiling}`,
+      value: options.maxArgumentDepth
+    })
+  }
+  if (
+    options.maxArgumentSize !== undefined &&
+    !(isPositiveInt(options.maxArgumentSize) && options.maxArgumentSize <= storedLimits.maxSize)
+  ) {
+    return new InvalidInput({
+      field: "maxArgumentSize",
+      rule: `must be a positive integer (characters of JSON), at most ${storedLimits.maxSize}`,
+      value: options.maxArgumentSize
+    })
+  }
   if (options.shouldContinue !== undefined && typeof options.shouldContinue !== "function") {
     return new InvalidInput({ field: "shouldContinue", rule: "must be a function of the chain", value: options.shouldContinue })
   }
@@ -131,6 +152,20 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
     })
   }
   return undefined
+}
+
+/**
+ * `true` when `u` is an effect/ai `Toolkit` (a JavaScript caller may pass
+ * anything).
+ *
+ * @internal
+ */
+export const isToolkit = (u: unknown): u is Toolkit.Any => {
+  // A toolkit made by Toolkit.make is a function (it can be yielded); Toolkit.empty an object.
+  if ((typeof u !== "object" && typeof u !== "function") || u === null) return false
+  if (!("~effect/ai/Toolkit" in u) || !Object.hasOwn(u, "tools")) return false
+  const tools: unknown = (u as unknown as { readonly tools: unknown }).tools
+  return typeof tools === "object" && tools !== null
 }
 
 /**

@@ -9,6 +9,13 @@ import { Effect, Schema } from "effect"
 import { Prompt } from "effect/ai"
 import type { Toolkit } from "effect/ai"
 import type { ToolCall, ToolResult } from "../ToolCall.ts"
+import * as JsonBounds from "./jsonBounds.ts"
+
+/** Why `value` cannot be stored in a chain, or `undefined`. */
+const unstorable = (what: string, value: unknown): string | undefined => {
+  const problem = JsonBounds.check(value, JsonBounds.storedLimits)
+  return problem === undefined ? undefined : `the ${what} cannot be stored: it is ${JsonBounds.describe(problem)}`
+}
 
 /** @internal */
 export const waitingIds = (calls: ReadonlyArray<ToolCall>): ReadonlyArray<string> => calls.map((call) => call.id)
@@ -29,9 +36,15 @@ export const encodeResultFor = (
   const tool = toolOf(toolkit, name)
   if (tool === undefined) return Effect.fail(`the chain's toolkit has no tool '${name}'`)
   const schema = tool.successSchema as Schema.Codec<unknown, unknown>
+  const problem = unstorable("result", input)
+  if (problem !== undefined) return Effect.fail(problem)
   return Schema.decodeUnknownEffect(schema)(input).pipe(
     Effect.flatMap((result) => Effect.map(Schema.encodeUnknownEffect(schema)(result), (encoded) => ({ result, encoded }))),
-    Effect.mapError((error) => error.message)
+    Effect.mapError((error) => error.message),
+    Effect.flatMap((checked) => {
+      const problem = unstorable("encoded result", checked.encoded)
+      return problem === undefined ? Effect.succeed(checked) : Effect.fail(problem)
+    })
   )
 }
 
@@ -44,6 +57,8 @@ export const encodeResultFor = (
 export const checkParamsFor = (toolkit: Toolkit.Any, name: string, params: unknown): Effect.Effect<void, string> => {
   const tool = toolOf(toolkit, name)
   if (tool === undefined) return Effect.fail(`the chain's toolkit has no tool '${name}'`)
+  const problem = unstorable("arguments", params)
+  if (problem !== undefined) return Effect.fail(problem)
   if (!Schema.isSchema(tool.parametersSchema)) return Effect.void
   return Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)(params).pipe(
     Effect.asVoid,

@@ -22,7 +22,9 @@ import { emitTo, isActive, Observer, silent } from "../RunEvent.ts"
 import type { CallState, FailureOrigin, ToolCall, ToolResult } from "../ToolCall.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
+import { refusalOf } from "./arrival.ts"
 import { describe } from "./describe.ts"
+import * as JsonBounds from "./jsonBounds.ts"
 import { isTraced } from "./tracing.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
@@ -153,7 +155,7 @@ interface RoundContext {
   /** Whether calls get `execute_tool` spans (a tracing backend is installed). */
   readonly traced: boolean
   /** The calls' states before the round (a cut call keeps its own). */
-  readonly states: Readonly<Record<string, CallState>>
+  readonly states: ReadonlyMap<string, CallState>
 }
 
 /** @internal */
@@ -243,7 +245,10 @@ const onFailure = (
           ctx.log.fails.push(failure)
           return Effect.succeed(feedBack(ctx, failure, shown))
         case "RetryWith":
-          if (retry === undefined) return Effect.succeed(feedBack(ctx, failure, shown))
+          // Repaired arguments are written into the transcript: they must be storable.
+          if (retry === undefined || JsonBounds.check(repair.params, JsonBounds.storedLimits) !== undefined) {
+            return Effect.succeed(feedBack(ctx, failure, shown))
+          }
           ctx.log.edits.set(call.id, repair.params)
           return retry(repair.params)
         case "SucceedWith":
@@ -382,7 +387,7 @@ const invoke = (
   }
   const stop = ctx.policy.stop
   if (stop !== undefined) {
-    if (isInterrupted(stop)) return Effect.succeed(new Cut(call, ctx.states[call.id]))
+    if (isInterrupted(stop)) return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
     run = cuttable(run, stop)
   }
   return Effect.matchCauseEffect(run, {
@@ -390,7 +395,7 @@ const invoke = (
       if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
       const found = Cause.findError(cause)
       if (found._tag === "Success" && found.success instanceof CutShort) {
-        return Effect.succeed(new Cut(call, ctx.states[call.id]))
+        return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
       }
       if (found._tag === "Success") {
         if (found.success instanceof TimedOut) {
@@ -469,6 +474,10 @@ const attempt = (
   const repairs: Repairs = repairable
     ? { retry: (params) => attempt(ctx, entry, { id: call.id, name: call.name, params }, false, false) }
     : undefined
+  const refusal = refusalOf(call.params)
+  if (refusal !== undefined) {
+    return failWith(ctx, call, "parameters", `Invalid arguments for tool '${call.name}': ${refusal}; the tool did not run`, entry, repairs)
+  }
   return Effect.matchCauseEffect(entry.decodeParameters(call.params), {
     onFailure: (cause) => {
       const error = Cause.squash(cause)
@@ -538,6 +547,21 @@ const settle = (ctx: RoundContext, call: ToolCall, state: CallState | undefined)
   return attempt(ctx, entry, call, state !== undefined, true)
 }
 
+/**
+ * `settled`, or a failed result in its place when its value could not be
+ * stored (nested past the depth ceiling, cyclic, or not JSON): every result
+ * a chain keeps serialises.
+ *
+ * @internal
+ */
+export const storable = (settled: Settled): Settled => {
+  if (settled instanceof Held || settled instanceof Cut) return settled
+  const problem = JsonBounds.check(settled.encoded, JsonBounds.storedLimits)
+  if (problem === undefined) return settled
+  const message = `Tool '${settled.name}' returned a result that cannot be stored: it is ${JsonBounds.describe(problem)}`
+  return { id: settled.id, name: settled.name, isFailure: true, result: message, encoded: message, failureOrigin: "result" }
+}
+
 const statusOf = (settled: Settled) =>
   settled instanceof Cut
     ? "interrupted" as const
@@ -558,7 +582,7 @@ const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: 
     yield* emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params })
     // The clock is read after the start is reported: a slow consumer is not the tool's time.
     const started = yield* Clock.currentTimeMillis
-    const settled = yield* settle(ctx, call, state)
+    const settled = storable(yield* settle(ctx, call, state))
     const durationMillis = (yield* Clock.currentTimeMillis) - started
     const { id, name } = call
     const status = statusOf(settled)
@@ -595,6 +619,7 @@ const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | unde
 }
 
 const emptyMessages: ReadonlyArray<Prompt.Message> = []
+const noStates: ReadonlyMap<string, CallState> = new Map()
 
 /**
  * Runs one call with the default policy (every failure fed back). Used by
@@ -616,7 +641,7 @@ export const runCall = (
       log: { fails: [], edits: new Map() },
       observer: undefined,
       traced: false,
-      states: {}
+      states: noStates
     }, call, undefined),
     (settled) =>
       settled instanceof Held || settled instanceof Cut
@@ -633,7 +658,7 @@ export const runCall = (
 export const runRound = (
   compiled: CompiledToolkit,
   calls: ReadonlyArray<ToolCall>,
-  states: Readonly<Record<string, CallState>>,
+  states: ReadonlyMap<string, CallState>,
   messages: ReadonlyArray<Prompt.Message>,
   policy: RoundPolicy
 ): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
@@ -650,7 +675,7 @@ export const runRound = (
       traced: isTraced(services),
       states
     }
-    const one = (call: ToolCall) => settleTraced(ctx, call, states[call.id])
+    const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
     const settled = calls.length === 1
       ? Effect.map(one(calls[0]), (only) => [only])
       : Effect.forEach(calls, one, { concurrency: policy.concurrency })
@@ -669,6 +694,6 @@ export const runCalls = (
   concurrency: number | "unbounded"
 ): Effect.Effect<ReadonlyArray<ToolResult>> =>
   Effect.map(
-    runRound(compiled, calls, {}, emptyMessages, { ...defaultPolicy, concurrency }),
+    runRound(compiled, calls, noStates, emptyMessages, { ...defaultPolicy, concurrency }),
     ({ settled }) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
   )

@@ -1,0 +1,72 @@
+/**
+ * Signing a chain's document with HMAC-SHA-256 (Node's `crypto`, also in
+ * Deno, Bun and edge runtimes with Node compatibility) and checking a
+ * signature in constant time.
+ *
+ * The signature covers the document's canonical JSON: keys sorted at every
+ * level, no whitespace, numbers as `JSON.stringify` writes them. A store that
+ * reorders keys (PostgreSQL `jsonb`) keeps the signature valid; any change of
+ * a value breaks it.
+ *
+ * @internal
+ */
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { Redacted } from "effect"
+import { canonical } from "./canonicalJson.ts"
+
+/** @internal the prefix of every signature this module writes */
+export const scheme = "hmac-sha256:"
+
+/** @internal the shortest key accepted (bytes) */
+export const minKeyBytes = 32
+
+/**
+ * A signing key: a secret of at least 32 bytes (a string is taken as its
+ * UTF-8 bytes), wrapped in `Redacted` so it never prints.
+ *
+ * @internal
+ */
+export type Key = Redacted.Redacted<string | Uint8Array>
+
+const bytesOf = (key: Key): Uint8Array => {
+  const secret = Redacted.value(key)
+  return typeof secret === "string" ? new TextEncoder().encode(secret) : secret
+}
+
+/**
+ * Why `key` cannot sign, or `undefined` when it can.
+ *
+ * @internal
+ */
+export const keyProblem = (key: unknown): string | undefined => {
+  if (!Redacted.isRedacted(key)) return "the signing key must be a Redacted string or Uint8Array (Redacted.make(secret))"
+  const secret = Redacted.value(key)
+  if (typeof secret !== "string" && !(secret instanceof Uint8Array)) {
+    return "the signing key must be a Redacted string or Uint8Array (Redacted.make(secret))"
+  }
+  const length = bytesOf(key as Key).length
+  return length < minKeyBytes ? `the signing key has ${length} bytes; use at least ${minKeyBytes} random bytes` : undefined
+}
+
+const signatureOf = (document: object, key: Key): Buffer =>
+  createHmac("sha256", bytesOf(key)).update(canonical(document), "utf8").digest()
+
+/**
+ * The signature of `document` (without its `signature` field).
+ *
+ * @internal
+ */
+export const sign = (document: object, key: Key): string => scheme + signatureOf(document, key).toString("base64url")
+
+/**
+ * Whether `signature` is `document`'s signature under `key` (compared in
+ * constant time).
+ *
+ * @internal
+ */
+export const verify = (document: object, signature: unknown, key: Key): boolean => {
+  if (typeof signature !== "string" || !signature.startsWith(scheme)) return false
+  const encoded = signature.slice(scheme.length)
+  if (!/^[A-Za-z0-9_-]{43}$/.test(encoded)) return false
+  return timingSafeEqual(Buffer.from(encoded, "base64url"), signatureOf(document, key))
+}
