@@ -5,10 +5,10 @@
  * ensemble's `ChatModel`) and `maxIterations` as the run's `maxRuns`; at the
  * limit it is asked for its best final answer instead of failing.
  *
- * Rules of the ensemble specification that TypeScript's types already rule
- * out are not checked at run time: the model, when given, is a `Layer`
- * providing `ChatModel` (it cannot be null), and tools are an `effect/ai`
- * `Toolkit` (no entry can be of the wrong kind).
+ * Every rule of the ensemble specification is checked at run time too, for
+ * options that come from JSON, YAML or JavaScript: the model, when given, is
+ * a `Layer` providing `ChatModel` ("Agent LLM must not be null"), and tools
+ * are an `effect/ai` `Toolkit` whose every entry is a Tool.
  *
  * @since 0.1.0
  */
@@ -16,7 +16,9 @@ import { Effect, type Layer } from "effect"
 import { Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel } from "../ChatModel.ts"
-import { ValidationError } from "./EnsembleError.ts"
+import { AgentOptions } from "../internal/ensemble/agentConfig.ts"
+import { decode } from "../internal/ensemble/rules.ts"
+import type { ValidationError } from "./EnsembleError.ts"
 
 /**
  * Any agent, whatever its tools.
@@ -115,12 +117,14 @@ export const defaults = {
   background: ""
 } as const
 
-const blank = (s: unknown): boolean => typeof s !== "string" || s.trim().length === 0
-
 /**
  * Builds an agent, checking the specification's rules: "Agent role must not
- * be blank", "Agent goal must not be blank", "Agent maxIterations must be > 0,
- * got: N".
+ * be blank", "Agent goal must not be blank", "Agent LLM must not be null",
+ * "Agent maxIterations must be > 0, got: N", and that the toolkit is an
+ * `effect/ai` Toolkit of Tools. Options loaded from JSON, YAML or JavaScript
+ * are checked the same way: a wrongly shaped value (a string for a flag, a
+ * non-number count, a model that is not a `Layer`) fails with a
+ * `ValidationError` naming the field, never with a thrown error.
  *
  * @example
  * ```ts
@@ -137,23 +141,16 @@ const blank = (s: unknown): boolean => typeof s !== "string" || s.trim().length 
  */
 export const make = <Tools extends Record<string, Tool.Any> = {}>(
   options: Options<Tools>
-): Effect.Effect<Agent<Tools>, ValidationError> => {
-  if (blank(options.role)) return Effect.fail(new ValidationError({ message: "Agent role must not be blank" }))
-  if (blank(options.goal)) return Effect.fail(new ValidationError({ message: "Agent goal must not be blank" }))
-  const maxIterations = options.maxIterations ?? defaults.maxIterations
-  if (!Number.isInteger(maxIterations) || maxIterations <= 0) {
-    return Effect.fail(new ValidationError({ message: `Agent maxIterations must be > 0, got: ${maxIterations}` }))
-  }
-  return Effect.succeed({
+): Effect.Effect<Agent<Tools>, ValidationError> =>
+  Effect.map(decode(AgentOptions, options), (valid): Agent<Tools> => ({
     _tag: "Agent",
-    role: options.role,
-    goal: options.goal,
-    background: options.background ?? defaults.background,
-    toolkit: options.toolkit ?? Toolkit.empty,
-    llm: options.llm,
-    allowDelegation: options.allowDelegation ?? defaults.allowDelegation,
-    verbose: options.verbose ?? defaults.verbose,
-    maxIterations,
-    responseFormat: options.responseFormat ?? defaults.responseFormat
-  })
-}
+    role: valid.role,
+    goal: valid.goal,
+    background: valid.background ?? defaults.background,
+    toolkit: valid.toolkit ?? Toolkit.empty,
+    llm: valid.llm,
+    allowDelegation: valid.allowDelegation ?? defaults.allowDelegation,
+    verbose: valid.verbose ?? defaults.verbose,
+    maxIterations: valid.maxIterations ?? defaults.maxIterations,
+    responseFormat: valid.responseFormat ?? defaults.responseFormat
+  }))

@@ -53,7 +53,10 @@ export type DelegationPriority = typeof DelegationPriority.Type
 /**
  * A delegation as requested: the target role, the subtask, and the
  * specification's optional fields with their defaults (empty scope, priority
- * `NORMAL`, no output schema, `maxOutputRetries` 0, empty metadata).
+ * `NORMAL`, no output schema, `maxOutputRetries` 0, empty metadata). When the
+ * work is held to a task's `outputType` (a manager's `delegateTask` with the
+ * task's number), `expectedOutputSchema` is the JSON Schema the worker is
+ * shown (as a JSON string) and `maxOutputRetries` the task's.
  *
  * @example
  * ```ts
@@ -85,7 +88,9 @@ export interface DelegationRequest extends Schema.Schema.Type<typeof DelegationR
 
 /**
  * A delegation's result: the worker's output (`rawOutput`, `null` on
- * failure), the errors of a failed or blocked attempt, and how long it took.
+ * failure; `parsedOutput`, the decoded value, when the work was held to an
+ * `outputType`), the errors of a failed or blocked attempt, and how long it
+ * took.
  *
  * @example
  * ```ts

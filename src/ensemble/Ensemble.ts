@@ -6,6 +6,22 @@
  * templates from `inputs` and executes the tasks. Each run is independent:
  * two runs share no state.
  *
+ * Security model:
+ * - An agent's tools are its own: tool handlers are found by tool name, so
+ *   `make` refuses two agents with different tools of one name (and a tool
+ *   that takes the name of the ensemble's `delegate` / `delegateTask`).
+ * - A HIERARCHICAL run's constraints bound every delegation made inside it,
+ *   the workers' peer delegations included (see `HierarchicalConstraints`).
+ * - Every run has budgets: `maxModelCalls` (default 500) model calls and
+ *   `maxDelegations` (default 50) approved delegations, counted across all
+ *   agents, the manager and delegated workers. Used up, the run stops with
+ *   `BudgetExceededError`, which carries the outputs completed so far.
+ * - Configs and inputs are checked at run time as well as by types (they may
+ *   come from JSON, YAML or JavaScript): a wrongly shaped value fails with a
+ *   `ValidationError` naming the field. `make` and `run` never throw.
+ * - Names from models, users and configs (roles, tool names, input names)
+ *   are never used as keys of plain objects.
+ *
  * ```ts
  * const program = Effect.gen(function*() {
  *   const researcher = yield* Agent.make({ role: "Researcher", goal: "Find reliable facts" })
@@ -24,19 +40,23 @@
  *
  * @since 0.1.0
  */
-import { type Cause, Clock, Context, Duration, Effect, Exit, Layer, Queue, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Predicate, type Scope, Stream } from "effect"
 import type { Tool } from "effect/ai"
 import type * as Chain from "../Chain.ts"
-import type { ChatModel } from "../ChatModel.ts"
+import { ChatModel } from "../ChatModel.ts"
+import * as Budget from "../internal/ensemble/budget.ts"
 import { type Delegations, runAgent } from "../internal/ensemble/delegation.ts"
+import { validate, type ValidConfig } from "../internal/ensemble/ensembleConfig.ts"
+import * as Guard from "../internal/ensemble/guard.ts"
 import { eventStream } from "../internal/eventStream.ts"
-import { isPositiveInt } from "../internal/options.ts"
-import { hierarchical, managerRole } from "../internal/ensemble/hierarchical.ts"
+import { hierarchical } from "../internal/ensemble/hierarchical.ts"
 import { type ErrorStrategy, parallel } from "../internal/ensemble/parallel.ts"
+import { inputs as inputsRule, isCount, show } from "../internal/ensemble/rules.ts"
 import type { ResolvedTask, TaskFailure } from "../internal/ensemble/runTask.ts"
 import { sequential } from "../internal/ensemble/sequential.ts"
 import type * as Agent from "./Agent.ts"
 import {
+  type BudgetExceededError,
   ConstraintViolationError,
   type EnsembleError,
   ParallelExecutionError,
@@ -47,8 +67,7 @@ import {
 import type { DelegationRecord } from "./Delegation.ts"
 import { type EnsembleEvent, publish, Sink } from "./EnsembleEvent.ts"
 import * as ExternalTool from "../ExternalTool.ts"
-import * as HierarchicalConstraints from "./HierarchicalConstraints.ts"
-import * as Role from "./Role.ts"
+import type * as HierarchicalConstraints from "./HierarchicalConstraints.ts"
 import type { Task } from "./Task.ts"
 import type { EnsembleOutput, TaskOutput } from "./TaskOutput.ts"
 import * as Template from "./Template.ts"
@@ -104,6 +123,10 @@ export interface Ensemble<R = never> {
   readonly managerMaxIterations: number
   /** How deep peer delegation may go (> 0). */
   readonly maxDelegationDepth: number
+  /** Model calls one run may make, all agents together (> 0). */
+  readonly maxModelCalls: number
+  /** Delegations one run may make, manager and peer together (> 0). */
+  readonly maxDelegations: number
   /** Phantom: the requirements of a run. */
   readonly "~requirements"?: R
 }
@@ -148,6 +171,17 @@ export interface Config<Agents extends ReadonlyArray<Agent.Any>> {
   readonly managerMaxIterations?: number | undefined
   /** Peer delegation depth limit (default 3, > 0). */
   readonly maxDelegationDepth?: number | undefined
+  /**
+   * Model calls one run may make, counting every agent, the manager,
+   * structured-output retries and workers reached by delegation (default
+   * 500). Used up: the run stops with `BudgetExceededError`.
+   */
+  readonly maxModelCalls?: number | undefined
+  /**
+   * Delegations one run may make, the manager's and peers' together, at any
+   * depth (default 50). Used up: the run stops with `BudgetExceededError`.
+   */
+  readonly maxDelegations?: number | undefined
 }
 
 /**
@@ -167,106 +201,12 @@ export const defaults = {
   concurrency: "unbounded",
   onError: "fail-fast",
   managerMaxIterations: 20,
-  maxDelegationDepth: 3
+  maxDelegationDepth: 3,
+  maxModelCalls: 500,
+  maxDelegations: 50
 } as const
 
 const fail = (message: string) => Effect.fail(new ValidationError({ message }))
-
-/** The first task found on a cycle of context references, if any. */
-const findCycle = (tasks: ReadonlyArray<Task>): Task | undefined => {
-  const state = new Map<Task, "visiting" | "done">()
-  const visit = (task: Task): Task | undefined => {
-    const seen = state.get(task)
-    if (seen === "done") return undefined
-    if (seen === "visiting") return task
-    state.set(task, "visiting")
-    for (const dependency of task.context) {
-      const found = visit(dependency)
-      if (found !== undefined) return found
-    }
-    state.set(task, "done")
-    return undefined
-  }
-  for (const task of tasks) {
-    const found = visit(task)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
-
-const validate = (config: Config<ReadonlyArray<Agent.Any>>): Effect.Effect<void, ValidationError> => {
-  const workflow = config.workflow ?? "SEQUENTIAL"
-  if (workflow !== "SEQUENTIAL" && workflow !== "PARALLEL" && workflow !== "HIERARCHICAL") {
-    return fail(`Ensemble workflow must be SEQUENTIAL, PARALLEL or HIERARCHICAL, got: ${String(workflow)}`)
-  }
-  const depth = config.maxDelegationDepth
-  if (depth !== undefined && !(Number.isInteger(depth) && depth > 0)) {
-    return fail(`Ensemble maxDelegationDepth must be > 0, got: ${String(depth)}`)
-  }
-  const managerMax = config.managerMaxIterations
-  if (managerMax !== undefined && !(Number.isInteger(managerMax) && managerMax > 0)) {
-    return fail(`Ensemble managerMaxIterations must be > 0, got: ${String(managerMax)}`)
-  }
-  const concurrency = config.concurrency
-  if (concurrency !== undefined && concurrency !== "unbounded" && !(Number.isInteger(concurrency) && concurrency > 0)) {
-    return fail(`Ensemble concurrency must be a positive integer or "unbounded", got: ${String(concurrency)}`)
-  }
-  if (config.onError !== undefined && config.onError !== "fail-fast" && config.onError !== "continue") {
-    return fail(`Ensemble onError must be "fail-fast" or "continue", got: ${String(config.onError)}`)
-  }
-  if (config.tasks.length === 0) return fail("Ensemble must have at least one task")
-  if (config.agents.length === 0) return fail("Ensemble must have at least one agent")
-  // Delegation finds agents by role, so there roles must tell agents apart.
-  const byRole = workflow === "HIERARCHICAL" || config.agents.some((agent) => agent.allowDelegation)
-  const roles = new Map<string, string>()
-  for (const agent of byRole ? new Set(config.agents) : []) {
-    const seen = roles.get(Role.key(agent.role))
-    if (seen !== undefined) {
-      return fail(
-        `Ensemble agents must have distinct roles when agents are found by role (HIERARCHICAL, or delegation allowed): '${seen}' and '${agent.role}'`
-      )
-    }
-    roles.set(Role.key(agent.role), agent.role)
-  }
-  if (workflow === "HIERARCHICAL") {
-    const reserved = config.agents.find((agent) => Role.same(agent.role, managerRole))
-    if (reserved !== undefined) {
-      return fail(`Agent role '${reserved.role}' is reserved for the manager of a HIERARCHICAL ensemble`)
-    }
-    const broken = HierarchicalConstraints.check(config.constraints ?? {}, config.agents.map((agent) => agent.role))
-    if (broken !== undefined) return fail(broken)
-  }
-  const agents = new Set<Agent.Any>(config.agents)
-  for (const task of config.tasks) {
-    if (!agents.has(task.agent)) {
-      return fail(
-        `Task '${task.description}' references agent '${task.agent.role}' which is not in the ensemble's agent list`
-      )
-    }
-  }
-  for (const task of config.tasks) {
-    if (task.context.includes(task)) return fail("Task cannot reference itself in context")
-  }
-  const cycle = findCycle(config.tasks)
-  if (cycle !== undefined) return fail(`Circular context dependency detected involving task: '${cycle.description}'`)
-  const position = new Map(config.tasks.map((task, index) => [task, index]))
-  for (const [index, task] of config.tasks.entries()) {
-    for (const dependency of task.context) {
-      const at = position.get(dependency)
-      if (at === undefined) {
-        return fail(
-          `Task '${task.description}' references context task '${dependency.description}' which is not in the ensemble's task list`
-        )
-      }
-      if (at > index && workflow === "SEQUENTIAL") {
-        return fail(
-          `Task '${task.description}' references context task '${dependency.description}' which appears later in the task list`
-        )
-      }
-    }
-  }
-  return Effect.void
-}
 
 /**
  * Checks the configuration and returns an ensemble. Fails with
@@ -275,7 +215,14 @@ const validate = (config: Config<ReadonlyArray<Agent.Any>>): Effect.Effect<void,
  * the ensemble's agent list", "Circular context dependency detected involving
  * task: '…'", "Task '…' references context task '…' which appears later in
  * the task list" (SEQUENTIAL only), and for options this library adds (workflow,
- * `concurrency`, `onError`) a message naming the option.
+ * `concurrency`, `onError`, the budgets) a message naming the option. It also
+ * refuses two agents with different tools of one name ("Agents 'A' and 'B'
+ * have different tools named 'lookup' …"): handlers are found by name, so
+ * one agent's calls would run the other's. A config loaded from JSON, YAML or
+ * JavaScript is checked the same way: a wrongly shaped value (`agents:
+ * undefined`, `tasks: [t, null]`, a string for a flag) fails with a
+ * `ValidationError` naming the field. `make` never throws. The ensemble it
+ * returns is frozen.
  *
  * @example
  * ```ts
@@ -294,31 +241,37 @@ const validate = (config: Config<ReadonlyArray<Agent.Any>>): Effect.Effect<void,
 export const make = <const Agents extends ReadonlyArray<Agent.Any>>(
   config: Config<Agents>
 ): Effect.Effect<Ensemble<HandlersOfAgent<Agents[number]>>, ValidationError> =>
-  Effect.as(validate(config), {
+  Effect.map(validate(config), build<HandlersOfAgent<Agents[number]>>)
+
+/** A frozen ensemble of a checked config, defaults filled in. */
+const build = <R>(valid: ValidConfig): Ensemble<R> =>
+  Object.freeze({
     _tag: "Ensemble",
-    agents: config.agents,
-    tasks: config.tasks,
-    workflow: config.workflow ?? "SEQUENTIAL",
-    inputs: config.inputs ?? {},
-    verbose: config.verbose ?? false,
-    concurrency: config.concurrency ?? defaults.concurrency,
-    onError: config.onError ?? defaults.onError,
-    constraints: config.constraints ?? {},
-    managerLlm: config.managerLlm,
-    managerMaxIterations: config.managerMaxIterations ?? defaults.managerMaxIterations,
-    maxDelegationDepth: config.maxDelegationDepth ?? defaults.maxDelegationDepth
+    agents: Object.freeze([...valid.agents]),
+    tasks: Object.freeze([...valid.tasks]),
+    workflow: valid.workflow ?? defaults.workflow,
+    inputs: Object.freeze({ ...valid.inputs }),
+    verbose: valid.verbose ?? false,
+    concurrency: valid.concurrency ?? defaults.concurrency,
+    onError: valid.onError ?? defaults.onError,
+    constraints: valid.constraints ?? {},
+    managerLlm: valid.managerLlm,
+    managerMaxIterations: valid.managerMaxIterations ?? defaults.managerMaxIterations,
+    maxDelegationDepth: valid.maxDelegationDepth ?? defaults.maxDelegationDepth,
+    maxModelCalls: valid.maxModelCalls ?? defaults.maxModelCalls,
+    maxDelegations: valid.maxDelegations ?? defaults.maxDelegations
   })
 
 /** Fills every task's templates; all missing variables are reported together. */
 const resolveAll = (
   tasks: ReadonlyArray<Task>,
-  inputs: Readonly<Record<string, string>>
+  inputs: ReadonlyMap<string, string>
 ): Effect.Effect<ReadonlyMap<Task, ResolvedTask>, PromptTemplateError> => {
   const missing: Array<string> = []
   let firstTemplate: string | undefined
   for (const task of tasks) {
     for (const template of [task.description, task.expectedOutput]) {
-      const absent = Template.variables(template).filter((name) => !Object.hasOwn(inputs, name))
+      const absent = Template.variables(template).filter((name) => !inputs.has(name))
       if (absent.length > 0) firstTemplate ??= template
       for (const name of absent) if (!missing.includes(name)) missing.push(name)
     }
@@ -363,16 +316,21 @@ const workflowOf = (
     })
   }))
   return Effect.map(
-    hierarchical(d, plan, ensemble.constraints, { llm: ensemble.managerLlm, maxIterations: ensemble.managerMaxIterations }),
+    hierarchical(d, plan, { llm: ensemble.managerLlm, maxIterations: ensemble.managerMaxIterations }),
     (outputs) => outputs.map((output) => [undefined, output] as const)
   )
 }
 
+type RunError = TaskExecutionError | ParallelExecutionError | ConstraintViolationError
+
+/** The error of a failed run: `BudgetExceededError` once a budget ran out, else the workflow's with the delegation records. */
+const runError = (error: RunError, d: Delegations): RunError | BudgetExceededError =>
+  d.budget.exceeded === undefined
+    ? withDelegations(error, d.records)
+    : Budget.exceededError(d.budget, d.budget.exceeded, error.completedOutputs, d.records)
+
 /** The error of a failed run, with the run's delegation records attached. */
-const withDelegations = (
-  error: TaskExecutionError | ParallelExecutionError | ConstraintViolationError,
-  delegations: ReadonlyArray<DelegationRecord>
-): TaskExecutionError | ParallelExecutionError | ConstraintViolationError => {
+const withDelegations = (error: RunError, delegations: ReadonlyArray<DelegationRecord>): RunError => {
   switch (error._tag) {
     case "TaskExecutionError":
       return new TaskExecutionError({
@@ -415,13 +373,74 @@ const checkHandlers = (
 }
 
 /**
- * Runs an ensemble: fills the templates from `inputs` (on top of the
- * ensemble's own `inputs`), checks that every agent's tools have handlers,
- * then executes the tasks. Fails with `PromptTemplateError` or
- * `ValidationError` (before any model call), `TaskExecutionError` (with the
- * outputs completed so far), `ParallelExecutionError` (PARALLEL with
- * `onError: "continue"`) or `ConstraintViolationError` (HIERARCHICAL); the
- * run errors carry the delegation records.
+ * Checks what `run` was given, which may come from JavaScript: an ensemble
+ * made by `make` (checked again, so a hand-built or changed one gets the same
+ * rules) and inputs that are strings by name. The inputs, on top of the
+ * ensemble's own, become a `Map`: a name like `constructor` or `__proto__`
+ * is an input like any other, never a property of an object.
+ */
+const checkRun = <R>(
+  ensemble: Ensemble<R>,
+  inputs: unknown
+): Effect.Effect<{ readonly ensemble: Ensemble<R>; readonly inputs: ReadonlyMap<string, string> }, ValidationError> => {
+  if (!Predicate.isTagged(ensemble, "Ensemble")) {
+    return fail(`Ensemble.run expects an ensemble made by Ensemble.make, got: ${show(ensemble)}`)
+  }
+  const wrong = inputsRule("Ensemble.run inputs")(inputs)
+  if (wrong !== undefined) return fail(wrong)
+  return Effect.map(validate(ensemble), (valid) => ({
+    ensemble: build<R>(valid),
+    inputs: new Map([
+      ...Object.entries(valid.inputs ?? {}),
+      ...Object.entries((inputs ?? {}) as Readonly<Record<string, string>>)
+    ])
+  }))
+}
+
+/**
+ * What one run shares (see `Delegations`): each distinct model layer (the
+ * agents' and the manager's) built once, every model — these and the
+ * ensemble's `ChatModel` — counted against the run's budget, the guard of
+ * its constraints, and its delegation records.
+ */
+const prepare = (ensemble: Ensemble<unknown>): Effect.Effect<Delegations, never, ChatModel | Scope.Scope> =>
+  Effect.gen(function*() {
+    const budget = Budget.make(ensemble)
+    const counted = (built: Context.Context<ChatModel>) =>
+      Context.add(built, ChatModel, Budget.counted(budget, Context.get(built, ChatModel)))
+    const models = new Map<Layer.Layer<ChatModel>, Context.Context<ChatModel>>()
+    const manager = ensemble.workflow === "HIERARCHICAL" ? [ensemble.managerLlm] : []
+    for (const llm of [...ensemble.agents.map((agent) => agent.llm), ...manager]) {
+      if (llm !== undefined && !models.has(llm)) models.set(llm, counted(yield* Layer.build(llm)))
+    }
+    const context = yield* Effect.context<ChatModel>()
+    // Without an ensemble ChatModel (every agent brings its own), there is nothing to count.
+    const services = Option.isSome(Context.getOption(context, ChatModel)) ? counted(context) : context
+    return {
+      agents: ensemble.agents,
+      maxDepth: ensemble.maxDelegationDepth,
+      records: [],
+      services,
+      models,
+      verbose: ensemble.verbose,
+      counters: { peerToolCalls: 0 },
+      guard: ensemble.workflow === "HIERARCHICAL" ? Guard.make(ensemble.constraints) : Guard.open,
+      budget
+    }
+  })
+
+/**
+ * Runs an ensemble: checks the ensemble and `inputs`, fills the templates
+ * from `inputs` (on top of the ensemble's own `inputs`), checks that every
+ * agent's tools have handlers, then executes the tasks within the run's
+ * budgets (`maxModelCalls`, `maxDelegations`). Fails with
+ * `PromptTemplateError` or `ValidationError` (before any model call; a
+ * wrongly shaped ensemble or input, such as an input value that is not a
+ * string, names the field), `TaskExecutionError` (with the outputs completed
+ * so far), `ParallelExecutionError` (PARALLEL with `onError: "continue"`),
+ * `ConstraintViolationError` (HIERARCHICAL) or `BudgetExceededError` (a
+ * budget ran out; the outputs so far); the run errors carry the delegation
+ * records. It never throws.
  *
  * @example
  * ```ts
@@ -438,37 +457,29 @@ const checkHandlers = (
  * @since 0.1.0
  */
 export const run = <R>(
-  ensemble: Ensemble<R>,
+  given: Ensemble<R>,
   inputs: Readonly<Record<string, string>> = {}
 ): Effect.Effect<EnsembleOutput, EnsembleError, ChatModel | R> =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
+    const checked = yield* checkRun(given, inputs)
+    const ensemble = checked.ensemble
     const used = new Set(ensemble.tasks.map((task) => task.agent))
     for (const agent of ensemble.agents) {
       if (!used.has(agent)) yield* Effect.logWarning(`Agent '${agent.role}' is not used by any task`)
     }
-    const resolved = yield* resolveAll(ensemble.tasks, { ...ensemble.inputs, ...inputs })
+    const resolved = yield* resolveAll(ensemble.tasks, checked.inputs)
     yield* checkHandlers(ensemble.agents, yield* Effect.context<never>())
-    // Each distinct model layer (agents' and the manager's) is built once for the run.
-    const models = new Map<Layer.Layer<ChatModel>, Context.Context<ChatModel>>()
-    const manager = ensemble.workflow === "HIERARCHICAL" ? [ensemble.managerLlm] : []
-    for (const llm of [...ensemble.agents.map((agent) => agent.llm), ...manager]) {
-      if (llm !== undefined && !models.has(llm)) models.set(llm, yield* Layer.build(llm))
-    }
-    const d: Delegations = {
-      agents: ensemble.agents,
-      maxDepth: ensemble.maxDelegationDepth,
-      records: [],
-      services: yield* Effect.context<ChatModel>(),
-      models,
-      verbose: ensemble.verbose,
-      counters: { peerToolCalls: 0 }
-    }
+    const d = yield* prepare(ensemble)
     const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
     const pairs = yield* workflowOf(ensemble, resolved, d, runRoot).pipe(
-      Effect.mapError((error) => withDelegations(error, d.records))
+      Effect.provide(d.services),
+      Effect.mapError((error) => runError(error, d))
     )
     const taskOutputs = pairs.map(([, output]) => output)
+    if (d.budget.exceeded !== undefined) {
+      return yield* Budget.exceededError(d.budget, d.budget.exceeded, taskOutputs, d.records)
+    }
     const finished = yield* Clock.currentTimeMillis
     let totalToolCalls = d.counters.peerToolCalls
     for (const output of taskOutputs) totalToolCalls += output.toolCallCount
@@ -516,7 +527,7 @@ export const stream = <R>(
   options?: { readonly bufferSize?: number | undefined }
 ): Stream.Stream<EnsembleEvent, EnsembleError, ChatModel | R> => {
   const bufferSize = options?.bufferSize ?? 256
-  if (!isPositiveInt(bufferSize)) {
+  if (!isCount(bufferSize, 1)) {
     return Stream.fail(
       new ValidationError({ message: `Ensemble.stream: bufferSize must be a whole number of events, at least 1 (got ${bufferSize})` })
     )

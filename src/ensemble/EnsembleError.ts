@@ -11,6 +11,9 @@
  * - `ParallelExecutionError`: a PARALLEL run with `onError: "continue"` had
  *   failures; it lists them, the skipped tasks and every completed output.
  * - `ConstraintViolationError`: a HIERARCHICAL run broke its constraints.
+ * - `BudgetExceededError`: a run used up one of its run-wide budgets
+ *   (`maxModelCalls`, `maxDelegations`) and was stopped; it carries the
+ *   outputs completed so far.
  *
  * The run errors also carry the run's delegation records (`delegations`).
  *
@@ -159,6 +162,37 @@ export class ConstraintViolationError extends Schema.TaggedError<ConstraintViola
 }
 
 /**
+ * A run used up one of its run-wide budgets and was stopped: `budget` names
+ * it (`maxModelCalls`: model calls of every agent, the manager and
+ * delegated workers; `maxDelegations`: approved delegations, manager and
+ * peer), `limit` is its size. Nothing is lost: it carries every output
+ * completed before the run stopped and every delegation record.
+ *
+ * @example
+ * ```ts
+ * import { EnsembleError } from "loopwork/ensemble"
+ *
+ * new EnsembleError.BudgetExceededError({ budget: "maxDelegations", limit: 50, completedOutputs: [], delegations: [] }).message
+ * // "The run used up its budget of 50 delegations (maxDelegations) and was stopped after 0 completed output(s). If the work needs more, raise maxDelegations in Ensemble.make; if not, look for an agent that delegates in a loop."
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class BudgetExceededError extends Schema.TaggedError<BudgetExceededError>()("BudgetExceededError", {
+  budget: Schema.Literals(["maxModelCalls", "maxDelegations"]),
+  limit: Schema.Int,
+  completedOutputs: Schema.Array(TaskOutput),
+  delegations: Schema.Array(DelegationRecord)
+}) {
+  override get message(): string {
+    const what = this.budget === "maxModelCalls" ? "model calls" : "delegations"
+    return `The run used up its budget of ${this.limit} ${what} (${this.budget}) and was stopped after ` +
+      `${this.completedOutputs.length} completed output(s). If the work needs more, raise ${this.budget} in ` +
+      "Ensemble.make; if not, look for an agent that delegates in a loop."
+  }
+}
+
+/**
  * Any error `Ensemble.run` fails with.
  *
  * @example
@@ -176,3 +210,4 @@ export type EnsembleError =
   | TaskExecutionError
   | ParallelExecutionError
   | ConstraintViolationError
+  | BudgetExceededError

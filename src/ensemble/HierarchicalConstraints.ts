@@ -8,13 +8,24 @@
  * in this order: allowed workers, global cap, per-worker cap, stage order),
  * and, for required workers, after the manager finishes
  * (`ConstraintViolationError`). Roles match as everywhere (`Role.same`:
- * trimmed, case-insensitive). Caps count approved attempts; stages and
- * required workers count completed delegations. Peer delegations between
- * workers do not count.
+ * trimmed, case-insensitive).
+ *
+ * The constraints bound every delegation made inside a HIERARCHICAL run: the
+ * manager's `delegateTask` calls and the peer `delegate` calls of workers
+ * with `allowDelegation`, at any depth. Each one passes the same guards
+ * (allowed workers, global cap, per-worker cap, stage order) and every
+ * approved one counts toward the caps, so the manager cannot reach a worker
+ * it may not use through one it may. What the manager must get done
+ * (required workers, and the completed stages that open the next stage)
+ * counts the manager's own delegations only.
+ *
+ * A wrongly shaped value (from JSON, YAML or JavaScript) is reported by
+ * `check` as well: `allowedWorkers: "Writer"` is not read letter by letter.
  *
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { type Check, count, isRecord, list, optional, problem, show } from "../internal/ensemble/rules.ts"
 import * as Role from "./Role.ts"
 
 /**
@@ -49,9 +60,60 @@ export const HierarchicalConstraints = Schema.Struct({
  */
 export interface HierarchicalConstraints extends Schema.Schema.Type<typeof HierarchicalConstraints> {}
 
+const roleList = (field: string): Check => (u) =>
+  u === undefined ? undefined : list(`HierarchicalConstraints.${field}`, "roles", (role) =>
+    typeof role === "string" ? undefined : `must be a role, got: ${show(role)}`)(u)
+
+const capsShape: Check = (u) => {
+  if (u === undefined) return undefined
+  if (!isRecord(u)) return `HierarchicalConstraints.maxCallsPerWorker must be an object of caps by role, got: ${show(u)}`
+  for (const [role, cap] of Object.entries(u)) {
+    if (typeof cap !== "number") {
+      return `HierarchicalConstraints.maxCallsPerWorker value for '${role}' must be a number, got: ${show(cap)}`
+    }
+  }
+  return undefined
+}
+
+const stagesShape: Check = (u) =>
+  u === undefined ? undefined : list("HierarchicalConstraints.requiredStages", "stages, each an array of roles", (stage) =>
+    Array.isArray(stage) && stage.every((role) => typeof role === "string")
+      ? undefined
+      : `must be an array of roles, got: ${show(stage)}`)(u)
+
+/** The shape of the constraints, before the cross-validation rules. */
+const Shape = Schema.Struct({
+  requiredWorkers: optional<ReadonlyArray<string>>(roleList("requiredWorkers")),
+  allowedWorkers: optional<ReadonlyArray<string>>(roleList("allowedWorkers")),
+  maxCallsPerWorker: optional<Readonly<Record<string, number>>>(capsShape),
+  globalMaxDelegations: optional<number>((u) =>
+    u === undefined || typeof u === "number"
+      ? undefined
+      : `HierarchicalConstraints.globalMaxDelegations must be a number, got: ${show(u)}`
+  ),
+  requiredStages: optional<ReadonlyArray<ReadonlyArray<string>>>(stagesShape)
+}).annotate({ message: "HierarchicalConstraints must be an object" })
+
 /**
- * The first broken cross-validation rule, as the specification words it, or
- * `undefined`. `roles` are the roles of the ensemble's agents.
+ * What is wrong with the shape of a value given as constraints (from JSON,
+ * YAML or JavaScript), or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { HierarchicalConstraints } from "loopwork/ensemble"
+ *
+ * HierarchicalConstraints.shapeProblem({ allowedWorkers: "Writer" })
+ * // "HierarchicalConstraints.allowedWorkers must be an array of roles, got: \"Writer\""
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const shapeProblem = (u: unknown): string | undefined => (u === undefined ? undefined : problem(Shape, u))
+
+/**
+ * The first broken rule, or `undefined`: first the shape of the value, then
+ * the specification's cross-validation rules, as it words them. `roles` are
+ * the roles of the ensemble's agents.
  *
  * @example
  * ```ts
@@ -63,7 +125,10 @@ export interface HierarchicalConstraints extends Schema.Schema.Type<typeof Hiera
  *
  * @since 0.1.0
  */
-export const check = (constraints: HierarchicalConstraints, roles: ReadonlyArray<string>): string | undefined => {
+export const check = (constraints: HierarchicalConstraints, roles: ReadonlyArray<string>): string | undefined =>
+  shapeProblem(constraints) ?? crossCheck(constraints ?? {}, roles)
+
+const crossCheck = (constraints: HierarchicalConstraints, roles: ReadonlyArray<string>): string | undefined => {
   const known = new Set(roles.map(Role.key))
   const isKnown = (role: string) => known.has(Role.key(role))
   const allowed = constraints.allowedWorkers ?? []
@@ -87,14 +152,11 @@ export const check = (constraints: HierarchicalConstraints, roles: ReadonlyArray
     if (!isKnown(role)) return `HierarchicalConstraints.maxCallsPerWorker references unknown agent: '${role}'`
   }
   for (const [role, cap] of Object.entries(caps)) {
-    if (!(Number.isInteger(cap) && cap > 0)) {
-      return `HierarchicalConstraints.maxCallsPerWorker value for '${role}' must be > 0, got: ${cap}`
-    }
+    const wrong = count(`HierarchicalConstraints.maxCallsPerWorker value for '${role}'`, 1)(cap)
+    if (wrong !== undefined) return wrong
   }
-  const global = constraints.globalMaxDelegations ?? 0
-  if (!(Number.isInteger(global) && global >= 0)) {
-    return `HierarchicalConstraints.globalMaxDelegations must be >= 0, got: ${global}`
-  }
+  const global = count("HierarchicalConstraints.globalMaxDelegations", 0)(constraints.globalMaxDelegations ?? 0)
+  if (global !== undefined) return global
   const stages = constraints.requiredStages ?? []
   for (const stage of stages) {
     for (const role of stage) {

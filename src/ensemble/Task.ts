@@ -15,8 +15,10 @@
  * @since 0.1.0
  */
 import { Effect, type Schema } from "effect"
+import { decode } from "../internal/ensemble/rules.ts"
+import { TaskOptions } from "../internal/ensemble/taskConfig.ts"
 import type { Any as AnyAgent } from "./Agent.ts"
-import { ValidationError } from "./EnsembleError.ts"
+import type { ValidationError } from "./EnsembleError.ts"
 
 /**
  * A task.
@@ -85,12 +87,14 @@ export interface Options {
  */
 export const defaults = { maxOutputRetries: 3 } as const
 
-const blank = (s: unknown): boolean => typeof s !== "string" || s.trim().length === 0
-
 /**
  * Builds a task, checking the specification's rules: "Task description must
- * not be blank", "Task expectedOutput must not be blank", "Task
- * maxOutputRetries must be >= 0, got: N".
+ * not be blank", "Task expectedOutput must not be blank", "Task agent must
+ * not be null", "Task maxOutputRetries must be >= 0, got: N"; the agent must
+ * be one `Agent.make` built, every context entry a task, and `outputType` a
+ * Schema with a JSON Schema form. Options loaded from JSON, YAML or
+ * JavaScript are checked the same way (a `ValidationError` naming the field,
+ * never a thrown error).
  *
  * @example
  * ```ts
@@ -105,23 +109,15 @@ const blank = (s: unknown): boolean => typeof s !== "string" || s.trim().length 
  *
  * @since 0.1.0
  */
-export const make = (options: Options): Effect.Effect<Task, ValidationError> => {
-  if (blank(options.description)) return Effect.fail(new ValidationError({ message: "Task description must not be blank" }))
-  if (blank(options.expectedOutput)) {
-    return Effect.fail(new ValidationError({ message: "Task expectedOutput must not be blank" }))
-  }
-  const maxOutputRetries = options.maxOutputRetries ?? defaults.maxOutputRetries
-  if (!Number.isInteger(maxOutputRetries) || maxOutputRetries < 0) {
-    return Effect.fail(new ValidationError({ message: `Task maxOutputRetries must be >= 0, got: ${maxOutputRetries}` }))
-  }
+export const make = (options: Options): Effect.Effect<Task, ValidationError> =>
   // Immutable: a task cannot be added to its own context after it is made.
-  return Effect.succeed(Object.freeze({
-    _tag: "Task",
-    description: options.description,
-    expectedOutput: options.expectedOutput,
-    agent: options.agent,
-    context: Object.freeze([...(options.context ?? [])]),
-    outputType: options.outputType as Schema.Codec<unknown, unknown> | undefined,
-    maxOutputRetries
-  }))
-}
+  Effect.map(decode(TaskOptions, options), (valid): Task =>
+    Object.freeze({
+      _tag: "Task",
+      description: valid.description,
+      expectedOutput: valid.expectedOutput,
+      agent: valid.agent,
+      context: Object.freeze([...(valid.context ?? [])]),
+      outputType: valid.outputType,
+      maxOutputRetries: valid.maxOutputRetries ?? defaults.maxOutputRetries
+    }))

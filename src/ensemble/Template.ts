@@ -2,7 +2,10 @@
  * Templates: `{name}` placeholders in a task's description and expected
  * output, filled from `run(inputs)`. Names are letters, digits and `_`;
  * `{{name}}` is a literal `{name}`. Every missing name is reported at once,
- * before any model call. Extra inputs are ignored.
+ * before any model call. Extra inputs are ignored. Inputs are read as a
+ * `Map` (or a record's own keys only): a name like `constructor`,
+ * `toString` or `__proto__` is a variable like any other, never a property
+ * inherited from `Object.prototype`.
  *
  * @since 0.1.0
  */
@@ -32,9 +35,13 @@ export const variables = (template: string): ReadonlyArray<string> => {
   return names
 }
 
+/** The inputs as a `Map` of their own string keys. */
+const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>): ReadonlyMap<string, string> =>
+  inputs instanceof Map ? inputs : new Map(Object.entries(inputs as Readonly<Record<string, string>>))
+
 /**
- * Fills a template; fails with `PromptTemplateError` listing every missing
- * variable.
+ * Fills a template from a record or a `Map` of inputs; fails with
+ * `PromptTemplateError` listing every missing variable.
  *
  * @example
  * ```ts
@@ -48,13 +55,14 @@ export const variables = (template: string): ReadonlyArray<string> => {
  */
 export const resolve = (
   template: string,
-  inputs: Readonly<Record<string, string>>
+  inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>
 ): Effect.Effect<string, PromptTemplateError> => {
-  const missing = variables(template).filter((name) => !Object.hasOwn(inputs, name))
+  const values = asMap(inputs)
+  const missing = variables(template).filter((name) => !values.has(name))
   if (missing.length > 0) return Effect.fail(new PromptTemplateError({ missing, template }))
   return Effect.succeed(
     template.replace(placeholder, (_, escaped: string | undefined, name: string | undefined) =>
-      escaped !== undefined ? `{${escaped}}` : inputs[name!]
+      escaped !== undefined ? `{${escaped}}` : values.get(name ?? "") ?? ""
     )
   )
 }

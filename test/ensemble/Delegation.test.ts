@@ -4,7 +4,7 @@ import { Tool } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Delegation, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
-import type { TaskOutput } from "../../src/ensemble/index.ts"
+import type { HierarchicalConstraints, TaskOutput } from "../../src/ensemble/index.ts"
 import { requestTranscripts, transcript } from "../support/transcript.ts"
 import { makeHandlers, toolkit } from "../support/ensemble.ts"
 
@@ -778,15 +778,25 @@ describe("every attempt yields a request/response pair", () => {
 })
 
 // -----------------------------------------------------------------------------
-// HIERARCHICAL: peer delegations are not the manager's
+// HIERARCHICAL: the run's constraints bound every delegation inside it
 // -----------------------------------------------------------------------------
 
-describe("HIERARCHICAL: a worker's peer delegations do not count toward the constraints", () => {
+describe("HIERARCHICAL: the constraints bound a worker's peer delegations too", () => {
   const managerCall = (agentRole: string, taskDescription: string): ChatModel.ScriptedReply => ({
     toolCalls: [{ name: "delegateTask", params: { agentRole, taskDescription } }]
   })
 
-  it.effect("a required worker reached only by peer delegation is a violation", () => {
+  /** Researcher (may delegate) and Writer, one task each, HIERARCHICAL under `constraints`. */
+  const team = (constraints: HierarchicalConstraints.HierarchicalConstraints) =>
+    Effect.gen(function*() {
+      const researcher = yield* makeAgent("Researcher", true)
+      const writer = yield* makeAgent("Writer", false)
+      const research = yield* Task.make({ description: "Research Effect", expectedOutput: "Facts", agent: researcher })
+      const write = yield* Task.make({ description: "Write it up", expectedOutput: "Prose", agent: writer })
+      return yield* Ensemble.make({ agents: [researcher, writer], tasks: [research, write], workflow: "HIERARCHICAL", constraints })
+    })
+
+  it.effect("a required worker reached only by peer delegation is a violation (required workers are the manager's)", () => {
     const model = ChatModel.scripted([
       managerCall("Researcher", "Research Effect"),
       delegateCall("Writer", "Draft the summary"),
@@ -795,16 +805,7 @@ describe("HIERARCHICAL: a worker's peer delegations do not count toward the cons
       { text: "Final report." }
     ])
     return Effect.gen(function*() {
-      const researcher = yield* makeAgent("Researcher", true)
-      const writer = yield* makeAgent("Writer", false)
-      const research = yield* Task.make({ description: "Research Effect", expectedOutput: "Facts", agent: researcher })
-      const write = yield* Task.make({ description: "Write it up", expectedOutput: "Prose", agent: writer })
-      const ensemble = yield* Ensemble.make({
-        agents: [researcher, writer],
-        tasks: [research, write],
-        workflow: "HIERARCHICAL",
-        constraints: { requiredWorkers: ["Writer"] }
-      })
+      const ensemble = yield* team({ requiredWorkers: ["Writer"] })
       const error = asConstraintViolation(yield* Effect.flip(Ensemble.run(ensemble)))
 
       expect(model.calls).toBe(5)
@@ -824,47 +825,98 @@ describe("HIERARCHICAL: a worker's peer delegations do not count toward the cons
     }).pipe(Effect.provide(model.layer))
   })
 
-  it.effect("peer delegations use neither a worker's cap nor the global cap; records tell peer from manager", () => {
+  it.effect("allowedWorkers: the manager cannot reach a disallowed worker through an allowed one", () => {
+    const model = ChatModel.scripted([
+      managerCall("Researcher", "Research Effect"),
+      delegateCall("Writer", "Draft the summary"),
+      { text: "Research without summary." },
+      { text: "Final report." }
+    ])
+    return Effect.gen(function*() {
+      const ensemble = yield* team({ allowedWorkers: ["Researcher"] })
+      const output = yield* Ensemble.run(ensemble)
+
+      // the Writer never runs: the Researcher's attempt is refused as its tool result
+      expect(model.requests.map((request) => transcript(request.prompt.content)[0])).toEqual([
+        expect.stringMatching(/^system: You are Manager\./),
+        systemOf("Researcher"),
+        systemOf("Researcher"),
+        expect.stringMatching(/^system: You are Manager\./)
+      ])
+      const refusal = "Delegation rejected: Worker 'Writer' is not in the allowed workers list. Allowed: [Researcher]"
+      expect(lastLine(model.requests[2])).toBe(`tool: ok delegate#call_2_1 ${JSON.stringify(refusal)}`)
+      expect(output.delegations.map(plain)).toEqual([
+        blockedRecord("Researcher", 1, "Writer", "Draft the summary", refusal),
+        successRecord("manager", "Manager", 0, "Researcher", "Research Effect", "Researcher", "Research without summary.")
+      ])
+    }).pipe(Effect.provide(model.layer))
+  })
+
+  it.effect("a peer delegation counts toward the global cap and the worker's cap; records tell peer from manager", () => {
     const model = ChatModel.scripted([
       managerCall("Researcher", "Research Effect"),
       delegateCall("Writer", "Draft the summary"),
       { text: "Summary draft." },
       { text: "Research with summary." },
       managerCall("Writer", "Write the report"),
-      { text: "Report." },
       { text: "Final report." }
     ])
     return Effect.gen(function*() {
-      const researcher = yield* makeAgent("Researcher", true)
-      const writer = yield* makeAgent("Writer", false)
-      const research = yield* Task.make({ description: "Research Effect", expectedOutput: "Facts", agent: researcher })
-      const write = yield* Task.make({ description: "Write it up", expectedOutput: "Prose", agent: writer })
-      const ensemble = yield* Ensemble.make({
-        agents: [researcher, writer],
-        tasks: [research, write],
-        workflow: "HIERARCHICAL",
-        constraints: { requiredWorkers: ["Writer"], maxCallsPerWorker: { Writer: 1 }, globalMaxDelegations: 2 }
-      })
+      const ensemble = yield* team({ maxCallsPerWorker: { Writer: 1 }, globalMaxDelegations: 2 })
       const output = yield* Ensemble.run(ensemble)
 
-      expect(model.calls).toBe(7)
-      expect(transcript(model.requests[5].prompt.content)).toEqual([
-        systemOf("Writer"),
-        userOf("Write the report", "Complete the assigned task thoroughly")
-      ])
-      expect(lastLine(model.requests[6])).toBe("tool: ok delegateTask#call_5_1 \"Report.\"")
+      const refusal = "Delegation rejected: Global delegation cap of 2 reached. No further delegations are permitted in this run."
+      expect(model.calls).toBe(6)
+      expect(lastLine(model.requests[5])).toBe(`tool: ok delegateTask#call_5_1 ${JSON.stringify(refusal)}`)
       expect(output.raw).toBe("Final report.")
-      expect(output.taskOutputs.map(brief)).toEqual([
-        { agentRole: "Researcher", raw: "Research with summary." },
-        { agentRole: "Writer", raw: "Report." },
-        { agentRole: "Manager", raw: "Final report." }
-      ])
       expect(output.delegations.map(plain)).toEqual([
         successRecord("peer", "Researcher", 1, "Writer", "Draft the summary", "Writer", "Summary draft."),
         successRecord("manager", "Manager", 0, "Researcher", "Research Effect", "Researcher", "Research with summary."),
-        successRecord("manager", "Manager", 0, "Writer", "Write the report", "Writer", "Report.")
+        { ...blockedRecord("Manager", 0, "Writer", "Write the report", refusal), kind: "manager" }
       ])
       expectPairedIds(output.delegations)
+    }).pipe(Effect.provide(model.layer))
+  })
+
+  it.effect("maxCallsPerWorker: a worker's cap used by a peer delegation blocks the manager", () => {
+    const model = ChatModel.scripted([
+      managerCall("Researcher", "Research Effect"),
+      delegateCall("Writer", "Draft the summary"),
+      { text: "Summary draft." },
+      { text: "Research with summary." },
+      managerCall("Writer", "Write the report"),
+      { text: "Final report." }
+    ])
+    return Effect.gen(function*() {
+      const ensemble = yield* team({ maxCallsPerWorker: { Writer: 1 } })
+      const output = yield* Ensemble.run(ensemble)
+
+      expect(output.delegations.map((record) => record.response.errors)).toEqual([
+        [],
+        [],
+        ["Delegation rejected: Worker 'Writer' has reached its per-worker delegation cap of 1."]
+      ])
+    }).pipe(Effect.provide(model.layer))
+  })
+
+  it.effect("requiredStages: a worker cannot start a later stage before the earlier stage completed", () => {
+    const model = ChatModel.scripted([
+      managerCall("Researcher", "Research Effect"),
+      delegateCall("Writer", "Draft the summary"),
+      { text: "Research without summary." },
+      { text: "Final report." }
+    ])
+    return Effect.gen(function*() {
+      const ensemble = yield* team({ requiredStages: [["Researcher"], ["Writer"]] })
+      const output = yield* Ensemble.run(ensemble)
+
+      expect(output.delegations.map((record) => record.response.errors)).toEqual([
+        [
+          "Delegation rejected: Worker 'Writer' cannot be delegated to yet: stage 1 worker 'Researcher' has not yet completed. All workers in earlier stages must complete before this stage can begin."
+        ],
+        []
+      ])
+      expect(model.calls).toBe(4)
     }).pipe(Effect.provide(model.layer))
   })
 })

@@ -2,6 +2,10 @@
  * Delegation at run time: the peer `delegate` tool of agents with
  * `allowDelegation`, its guards, and the records every attempt leaves.
  *
+ * Every delegation made inside a run passes the run's guard (in a
+ * HIERARCHICAL run, its constraints; see `guard.ts`), and every approved one
+ * is taken from the run's delegation budget (see `budget.ts`).
+ *
  * @internal
  */
 import { Clock, type Context, Duration, Effect, Random, Schema } from "effect"
@@ -12,7 +16,9 @@ import type { DelegationRecord, DelegationRequest } from "../../ensemble/Delegat
 import { publish } from "../../ensemble/EnsembleEvent.ts"
 import * as Role from "../../ensemble/Role.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
-import { type ModelCache, type ResolvedTask, type TaskFailure, runTask } from "./runTask.ts"
+import { type Budget, refusal, takeDelegation } from "./budget.ts"
+import type { Guard } from "./guard.ts"
+import { jsonSchemaOf, type ModelCache, type ResolvedTask, type TaskFailure, runTask } from "./runTask.ts"
 
 /** @internal what one run's delegations share */
 export interface Delegations {
@@ -27,6 +33,10 @@ export interface Delegations {
   readonly verbose: boolean
   /** Tool calls made by agents reached through peer delegation (not in the run's task outputs). */
   readonly counters: { peerToolCalls: number }
+  /** The run's constraints on every delegation (HIERARCHICAL), or none. */
+  readonly guard: Guard
+  /** The run's budgets of model calls and delegations. */
+  readonly budget: Budget
 }
 
 /** @internal logs a task's start, end and failure when the ensemble is verbose */
@@ -51,7 +61,10 @@ export const DelegateParameters = Schema.Struct({
   taskDescription: Schema.String.annotate({ description: "A clear, self-contained description of the work" })
 })
 
-const Delegate = Tool.make("delegate", {
+/** @internal the name of the peer delegation tool */
+export const delegateToolName = "delegate"
+
+const Delegate = Tool.make(delegateToolName, {
   description: "Hand a subtask to another agent of the team and get its answer. Give the agent's role and a clear, " +
     "self-contained description of the subtask.",
   parameters: DelegateParameters,
@@ -72,14 +85,26 @@ export const uuid: Effect.Effect<string> = Effect.gen(function*() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 })
 
-/** @internal a request with the specification's defaults */
-export const request = (taskId: string, agentRole: string, taskDescription: string): DelegationRequest => ({
+/**
+ * A request with the specification's defaults; for work held to an
+ * `outputType`, its JSON Schema and the retries the worker gets.
+ *
+ * @internal
+ */
+export const request = (
+  taskId: string,
+  agentRole: string,
+  taskDescription: string,
+  work?: Pick<ResolvedTask, "outputType" | "maxOutputRetries">
+): DelegationRequest => ({
   taskId,
   agentRole,
   taskDescription,
   scope: {},
   priority: "NORMAL",
-  maxOutputRetries: 0,
+  ...(work?.outputType === undefined
+    ? { maxOutputRetries: 0 }
+    : { expectedOutputSchema: JSON.stringify(jsonSchemaOf(work.outputType)), maxOutputRetries: work.maxOutputRetries }),
   metadata: {}
 })
 
@@ -138,6 +163,7 @@ export const recordSuccess = (
       status: "SUCCESS",
       workerRole: output.agentRole,
       rawOutput: output.raw,
+      ...(Object.hasOwn(output, "parsedOutput") ? { parsedOutput: output.parsedOutput } : {}),
       artifacts: {},
       errors: [],
       metadata: {},
@@ -211,6 +237,9 @@ const peerDelegate = (
     if (worker === undefined) {
       return yield* blocked(`Agent not found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
     }
+    const rejected = d.guard.refuse(worker)
+    if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
+    d.guard.approve(worker)
     const work: ResolvedTask = {
       description: params.taskDescription,
       expectedOutput: "Complete the assigned subtask thoroughly",
@@ -224,13 +253,31 @@ const peerDelegate = (
   })
 
 /**
- * Runs approved delegated work: announces it, runs the worker with the run's
- * services (its own model, or the ensemble's — never the caller's), records
- * the outcome, and gives the caller the worker's text or `failurePrefix: reason`.
+ * Runs approved delegated work: takes it from the run's delegation budget
+ * (used up: a FAILURE record, and the caller's tool call fails), announces
+ * it, runs the worker with the run's services (its own model, or the
+ * ensemble's — never the caller's), records the outcome, and gives the
+ * caller the worker's text or `failurePrefix: reason`.
  *
  * @internal
  */
 export const runDelegated = (
+  d: Delegations,
+  base: Omit<DelegationRecord, "response">,
+  work: ResolvedTask,
+  context: ReadonlyArray<TaskOutput>,
+  depth: number,
+  startedAt: number,
+  failurePrefix: string,
+  onSuccess: (output: TaskOutput) => void
+): Effect.Effect<string, string> =>
+  Effect.suspend(() => {
+    if (takeDelegation(d.budget)) return runApproved(d, base, work, context, depth, startedAt, failurePrefix, onSuccess)
+    const reason = `Delegation refused: ${refusal(d.budget)}`
+    return Effect.flatMap(recordFailure(d, base, work.agent.role, reason, startedAt), () => Effect.fail(reason))
+  })
+
+const runApproved = (
   d: Delegations,
   base: Omit<DelegationRecord, "response">,
   work: ResolvedTask,

@@ -1,10 +1,10 @@
 /**
  * HIERARCHICAL: a manager agent (built for the run) delegates the tasks to
  * the workers through a `delegateTask` tool, then writes the final answer.
- * Constraint guards run on every delegation, in the specification's order
- * (allowed workers, global cap, per-worker cap, stage order); a blocked
- * attempt is returned to the manager as the tool's result. Required workers
- * are checked once the manager is done.
+ * The run's guard (its constraints, see `guard.ts`) runs on every delegation,
+ * the manager's here and the workers' peer delegations in `delegation.ts`; a
+ * blocked attempt is returned to the delegating agent as the tool's result.
+ * Required workers are checked once the manager is done.
  *
  * @internal
  */
@@ -13,7 +13,6 @@ import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../../ensemble/Agent.ts"
 import { ConstraintViolationError, TaskExecutionError } from "../../ensemble/EnsembleError.ts"
-import type { HierarchicalConstraints } from "../../ensemble/HierarchicalConstraints.ts"
 import * as Role from "../../ensemble/Role.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 import {
@@ -49,7 +48,10 @@ const DelegateTaskParameters = Schema.Struct({
   )
 })
 
-const DelegateTask = Tool.make("delegateTask", {
+/** @internal the name of the manager's delegation tool */
+export const delegateTaskToolName = "delegateTask"
+
+const DelegateTask = Tool.make(delegateTaskToolName, {
   description: "Delegate a task to a worker agent. Give the worker's role, a clear description of the task, and " +
     "the task's number from your list. Use it for each task a team member should do.",
   parameters: DelegateTaskParameters,
@@ -97,51 +99,27 @@ const managerTask = (tasks: ReadonlyArray<PlannedTask>, manager: Agent.Any): Res
 export const hierarchical = (
   d: Delegations,
   tasks: ReadonlyArray<PlannedTask>,
-  constraints: HierarchicalConstraints,
   options: ManagerOptions
 ): Effect.Effect<ReadonlyArray<TaskOutput>, TaskExecutionError | ConstraintViolationError, ChatModel> =>
   Effect.gen(function*() {
-    const allowed = new Set((constraints.allowedWorkers ?? []).map(Role.key))
-    const caps = new Map(Object.entries(constraints.maxCallsPerWorker ?? {}).map(([role, cap]) => [Role.key(role), cap]))
-    const globalCap = constraints.globalMaxDelegations ?? 0
-    const stages = (constraints.requiredStages ?? []).map((stage) => stage.map((role) => role))
-    const approved = new Map<string, number>()
-    let approvedTotal = 0
-    const completed = new Set<string>()
     const workerOutputs: Array<TaskOutput> = []
     /** The latest output of each task of the list, by position. */
     const taskOutputs = new Map<number, TaskOutput>()
-
-    const guard = (worker: Agent.Any): string | undefined => {
-      const key = Role.key(worker.role)
-      if (allowed.size > 0 && !allowed.has(key)) {
-        return `Worker '${worker.role}' is not in the allowed workers list. Allowed: [${(constraints.allowedWorkers ?? []).join(", ")}]`
-      }
-      if (globalCap > 0 && approvedTotal >= globalCap) {
-        return `Global delegation cap of ${globalCap} reached. No further delegations are permitted in this run.`
-      }
-      const cap = caps.get(key)
-      if (cap !== undefined && (approved.get(key) ?? 0) >= cap) {
-        return `Worker '${worker.role}' has reached its per-worker delegation cap of ${cap}.`
-      }
-      const stage = stages.findIndex((roles) => roles.some((role) => Role.same(role, worker.role)))
-      for (let earlier = 0; earlier < stage; earlier++) {
-        const waiting = stages[earlier].find((role) => !completed.has(Role.key(role)))
-        if (waiting !== undefined) {
-          return `Worker '${worker.role}' cannot be delegated to yet: stage ${earlier + 1} worker '${waiting}' has not yet completed. All workers in earlier stages must complete before this stage can begin.`
-        }
-      }
-      return undefined
-    }
+    const isTaskNumber = (n: number | undefined): n is number =>
+      n !== undefined && Number.isInteger(n) && n >= 1 && n <= tasks.length
 
     const delegateTask = (params: typeof DelegateTaskParameters.Type): Effect.Effect<string, string> =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
+        const number = params.taskNumber
+        // A numbered task keeps its own settings: expected output, outputType and retries, and the
+        // outputs of its context tasks that are done. The request shows what the worker is held to.
+        const planned = isTaskNumber(number) ? tasks[number - 1] : undefined
         const base = {
           kind: "manager" as const,
           delegatingRole: managerRole,
           depth: 0,
-          request: request(yield* uuid, params.agentRole, params.taskDescription)
+          request: request(yield* uuid, params.agentRole, params.taskDescription, planned?.resolved)
         }
         const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
         if (params.agentRole.trim().length === 0) return yield* blocked("Error: agentRole must not be blank.")
@@ -150,18 +128,12 @@ export const hierarchical = (
         if (worker === undefined) {
           return yield* blocked(`No agent found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
         }
-        const number = params.taskNumber
-        if (number !== undefined && !(Number.isInteger(number) && number >= 1 && number <= tasks.length)) {
+        if (number !== undefined && planned === undefined) {
           return yield* blocked(`Error: taskNumber must be a task number from 1 to ${tasks.length}, got: ${number}`)
         }
-        const rejected = guard(worker)
+        const rejected = d.guard.refuse(worker)
         if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
-        const key = Role.key(worker.role)
-        approved.set(key, (approved.get(key) ?? 0) + 1)
-        approvedTotal++
-        // A numbered task keeps its own settings: expected output, outputType and retries, and the
-        // outputs of its context tasks that are done.
-        const planned = number === undefined ? undefined : tasks[number - 1]
+        d.guard.approve(worker)
         const work: ResolvedTask = planned === undefined
           ? {
             description: params.taskDescription,
@@ -176,7 +148,7 @@ export const hierarchical = (
           return output === undefined ? [] : [output]
         })
         return yield* runDelegated(d, base, work, context, 1, started, `Worker '${worker.role}' failed`, (output) => {
-          completed.add(key)
+          d.guard.complete(worker)
           workerOutputs.push(output)
           if (number !== undefined) taskOutputs.set(number - 1, output)
         })
@@ -197,9 +169,7 @@ export const hierarchical = (
       )
     )
     const outputs = [...workerOutputs, managerOutput]
-    const violations = (constraints.requiredWorkers ?? [])
-      .filter((role) => !completed.has(Role.key(role)))
-      .map((role) => `Required worker '${role}' was not delegated to during this run.`)
+    const violations = d.guard.missing().map((role) => `Required worker '${role}' was not delegated to during this run.`)
     if (violations.length > 0) return yield* new ConstraintViolationError({ violations, completedOutputs: outputs })
     return outputs
   })

@@ -28,6 +28,9 @@ export interface ResolvedTask {
   readonly maxOutputRetries: number
 }
 
+/** @internal the JSON Schema an agent is shown for a task's `outputType` */
+export const jsonSchemaOf = (outputType: Schema.Codec<unknown, unknown>): unknown => Tool.getJsonSchemaFromSchema(outputType)
+
 /** @internal why a task failed */
 export class TaskFailure {
   readonly reason: string
@@ -158,7 +161,7 @@ export const runTask = (
   models?: ModelCache
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
   const agent = task.agent
-  const jsonSchema = task.outputType === undefined ? undefined : Tool.getJsonSchemaFromSchema(task.outputType)
+  const jsonSchema = task.outputType === undefined ? undefined : jsonSchemaOf(task.outputType)
   const system = AgentPrompt.system(agent)
   const chain = Chain.make({
     system,

@@ -1,0 +1,88 @@
+/**
+ * The run-wide budgets of one `Ensemble.run`: model calls (every agent's,
+ * the manager's, structured-output retries, workers reached by delegation)
+ * and approved delegations (manager and peer). Once a budget is used up the
+ * run stops: every later model call and delegation is refused, the agents
+ * still working fail at once, and the run fails with `BudgetExceededError`
+ * carrying the outputs completed so far.
+ *
+ * @internal
+ */
+import { Effect, Stream } from "effect"
+import type { ChatModel } from "../../ChatModel.ts"
+import type { DelegationRecord } from "../../ensemble/Delegation.ts"
+import { BudgetExceededError } from "../../ensemble/EnsembleError.ts"
+import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { ModelCallFailed } from "../../LoopError.ts"
+
+/** @internal which budget a run used up */
+export type Kind = "maxModelCalls" | "maxDelegations"
+
+/** @internal one run's budgets and what it has used */
+export interface Budget {
+  readonly maxModelCalls: number
+  readonly maxDelegations: number
+  modelCalls: number
+  delegations: number
+  /** The budget that ran out, once one has. */
+  exceeded: Kind | undefined
+}
+
+/** @internal a fresh budget for one run */
+export const make = (limits: { readonly maxModelCalls: number; readonly maxDelegations: number }): Budget => ({
+  maxModelCalls: limits.maxModelCalls,
+  maxDelegations: limits.maxDelegations,
+  modelCalls: 0,
+  delegations: 0,
+  exceeded: undefined
+})
+
+/** @internal what a refused model call or delegation says */
+export const refusal = (budget: Budget): string => {
+  const kind = budget.exceeded ?? "maxModelCalls"
+  return `the run's budget ${kind} (${limitOf(budget, kind)}) is used up; the run stops`
+}
+
+const limitOf = (budget: Budget, kind: Kind): number =>
+  kind === "maxModelCalls" ? budget.maxModelCalls : budget.maxDelegations
+
+/** Takes one model call from the budget; `false` when the run may make no more. */
+const takeModelCall = (budget: Budget): boolean => {
+  if (budget.exceeded !== undefined) return false
+  if (budget.modelCalls >= budget.maxModelCalls) {
+    budget.exceeded = "maxModelCalls"
+    return false
+  }
+  budget.modelCalls++
+  return true
+}
+
+/** @internal takes one delegation from the budget; `false` when the run may make no more */
+export const takeDelegation = (budget: Budget): boolean => {
+  if (budget.exceeded !== undefined) return false
+  if (budget.delegations >= budget.maxDelegations) {
+    budget.exceeded = "maxDelegations"
+    return false
+  }
+  budget.delegations++
+  return true
+}
+
+/** @internal `model` with every call taken from the budget (refused ones fail without reaching the model) */
+export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel["Service"] => {
+  const refused = () => new ModelCallFailed({ description: refusal(budget), cause: undefined, retryable: false })
+  return {
+    info: model.info,
+    generate: (request) => Effect.suspend(() => (takeModelCall(budget) ? model.generate(request) : Effect.fail(refused()))),
+    stream: (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
+  }
+}
+
+/** @internal the run's error once a budget ran out */
+export const exceededError = (
+  budget: Budget,
+  kind: Kind,
+  completedOutputs: ReadonlyArray<TaskOutput>,
+  delegations: ReadonlyArray<DelegationRecord>
+): BudgetExceededError =>
+  new BudgetExceededError({ budget: kind, limit: limitOf(budget, kind), completedOutputs, delegations })

@@ -1,0 +1,183 @@
+/**
+ * The Ensemble config as one Schema (each field's shape, in the order
+ * problems are reported), then the rules that relate fields to each other:
+ * the specification's (agent membership, self-reference, cycles, context
+ * order), distinct roles where agents are found by role, the manager's
+ * reserved role, the hierarchical constraints, and tool isolation.
+ * `Ensemble.make` and `Ensemble.run` (for the ensemble it is given) both
+ * check with it.
+ *
+ * @internal
+ */
+import { Effect, Layer, Schema } from "effect"
+import type { ChatModel } from "../../ChatModel.ts"
+import type * as Agent from "../../ensemble/Agent.ts"
+import { ValidationError } from "../../ensemble/EnsembleError.ts"
+import * as HierarchicalConstraints from "../../ensemble/HierarchicalConstraints.ts"
+import * as Role from "../../ensemble/Role.ts"
+import type { Task } from "../../ensemble/Task.ts"
+import type { Workflow } from "../../ensemble/Workflow.ts"
+import { agentProblem } from "./agentConfig.ts"
+import { delegateToolName } from "./delegation.ts"
+import { delegateTaskToolName, managerRole } from "./hierarchical.ts"
+import type { ErrorStrategy } from "./parallel.ts"
+import {
+  type Check,
+  decode,
+  flag,
+  inputs,
+  isCount,
+  list,
+  optional,
+  optionalCount,
+  required,
+  show
+} from "./rules.ts"
+import { taskProblem } from "./taskConfig.ts"
+import { type Reserved, toolClash } from "./toolIsolation.ts"
+
+const workflow: Check = (u) =>
+  u === undefined || u === "SEQUENTIAL" || u === "PARALLEL" || u === "HIERARCHICAL"
+    ? undefined
+    : `Ensemble workflow must be SEQUENTIAL, PARALLEL or HIERARCHICAL, got: ${typeof u === "string" ? u : show(u)}`
+
+const concurrency: Check = (u) =>
+  u === undefined || u === "unbounded" || isCount(u, 1)
+    ? undefined
+    : `Ensemble concurrency must be a positive integer or "unbounded", got: ${typeof u === "string" ? u : show(u)}`
+
+const onError: Check = (u) =>
+  u === undefined || u === "fail-fast" || u === "continue"
+    ? undefined
+    : `Ensemble onError must be "fail-fast" or "continue", got: ${typeof u === "string" ? u : show(u)}`
+
+const managerLlm: Check = (u) =>
+  u === undefined || Layer.isLayer(u)
+    ? undefined
+    : `Ensemble managerLlm must be a Layer providing ChatModel, got: ${show(u)}`
+
+const nonEmpty = (field: "task" | "agent", entry: Check): Check => {
+  const entries = list(`Ensemble ${field}s`, `${field}s made by ${field === "task" ? "Task" : "Agent"}.make`, entry)
+  return (u) => entries(u) ?? ((u as ReadonlyArray<unknown>).length === 0 ? `Ensemble must have at least one ${field}` : undefined)
+}
+
+const maybe = (check: Check): Check => (u) => (u === undefined ? undefined : check(u))
+
+/**
+ * The shape of each field; the order of the fields is the order problems are
+ * reported in.
+ *
+ * @internal
+ */
+export const EnsembleConfig = Schema.Struct({
+  workflow: optional<Workflow>(workflow),
+  maxDelegationDepth: optional<number>(optionalCount("Ensemble maxDelegationDepth", 1)),
+  managerMaxIterations: optional<number>(optionalCount("Ensemble managerMaxIterations", 1)),
+  concurrency: optional<number | "unbounded">(concurrency),
+  onError: optional<ErrorStrategy>(onError),
+  maxModelCalls: optional<number>(optionalCount("Ensemble maxModelCalls", 1)),
+  maxDelegations: optional<number>(optionalCount("Ensemble maxDelegations", 1)),
+  verbose: optional<boolean>(maybe(flag("Ensemble verbose"))),
+  inputs: optional<Readonly<Record<string, string>>>(inputs("Ensemble inputs")),
+  managerLlm: optional<Layer.Layer<ChatModel>>(managerLlm),
+  tasks: required<ReadonlyArray<Task>>(nonEmpty("task", taskProblem)),
+  agents: required<ReadonlyArray<Agent.Any>>(nonEmpty("agent", agentProblem)),
+  constraints: optional<HierarchicalConstraints.HierarchicalConstraints>(HierarchicalConstraints.shapeProblem)
+}).annotate({ message: "Ensemble.make expects a config object with agents and tasks" })
+
+/** @internal a config whose every field has the right shape */
+export type ValidConfig = typeof EnsembleConfig.Type
+
+/**
+ * The first task found on a cycle of context references, if any. Only the
+ * listed tasks are followed (a context task that is not listed is reported
+ * as such).
+ */
+const findCycle = (tasks: ReadonlyArray<Task>): Task | undefined => {
+  const listed = new Set(tasks)
+  const state = new Map<Task, "visiting" | "done">()
+  const visit = (task: Task): Task | undefined => {
+    const seen = state.get(task)
+    if (seen === "done") return undefined
+    if (seen === "visiting") return task
+    state.set(task, "visiting")
+    for (const dependency of task.context) {
+      const found = listed.has(dependency) ? visit(dependency) : undefined
+      if (found !== undefined) return found
+    }
+    state.set(task, "done")
+    return undefined
+  }
+  for (const task of tasks) {
+    const found = visit(task)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Delegation finds agents by role, so there roles must tell agents apart. */
+const rolesProblem = (config: ValidConfig, workflow: Workflow): string | undefined => {
+  const byRole = workflow === "HIERARCHICAL" || config.agents.some((agent) => agent.allowDelegation)
+  const roles = new Map<string, string>()
+  for (const agent of byRole ? new Set(config.agents) : []) {
+    const seen = roles.get(Role.key(agent.role))
+    if (seen !== undefined) {
+      return `Ensemble agents must have distinct roles when agents are found by role (HIERARCHICAL, or delegation allowed): '${seen}' and '${agent.role}'`
+    }
+    roles.set(Role.key(agent.role), agent.role)
+  }
+  if (workflow !== "HIERARCHICAL") return undefined
+  const reserved = config.agents.find((agent) => Role.same(agent.role, managerRole))
+  if (reserved !== undefined) return `Agent role '${reserved.role}' is reserved for the manager of a HIERARCHICAL ensemble`
+  return HierarchicalConstraints.check(config.constraints ?? {}, config.agents.map((agent) => agent.role))
+}
+
+/** The names of the ensemble's own tools, which agents' tools must not take. */
+const reservedTools = (config: ValidConfig, workflow: Workflow): ReadonlyArray<Reserved> => [
+  ...(config.agents.some((agent) => agent.allowDelegation)
+    ? [{ name: delegateToolName, purpose: "peer delegation (an agent has allowDelegation)" }]
+    : []),
+  ...(workflow === "HIERARCHICAL" ? [{ name: delegateTaskToolName, purpose: "the manager's delegations" }] : [])
+]
+
+const tasksProblem = (config: ValidConfig, workflow: Workflow): string | undefined => {
+  const agents = new Set<Agent.Any>(config.agents)
+  for (const task of config.tasks) {
+    if (!agents.has(task.agent)) {
+      return `Task '${task.description}' references agent '${task.agent.role}' which is not in the ensemble's agent list`
+    }
+  }
+  for (const task of config.tasks) {
+    if (task.context.includes(task)) return "Task cannot reference itself in context"
+  }
+  const cycle = findCycle(config.tasks)
+  if (cycle !== undefined) return `Circular context dependency detected involving task: '${cycle.description}'`
+  const position = new Map(config.tasks.map((task, index) => [task, index]))
+  for (const [index, task] of config.tasks.entries()) {
+    for (const dependency of task.context) {
+      const at = position.get(dependency)
+      if (at === undefined) {
+        return `Task '${task.description}' references context task '${dependency.description}' which is not in the ensemble's task list`
+      }
+      if (at > index && workflow === "SEQUENTIAL") {
+        return `Task '${task.description}' references context task '${dependency.description}' which appears later in the task list`
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * Checks a config (or an ensemble: it has the same fields): the shape of
+ * every field, then the rules between them. Never throws.
+ *
+ * @internal
+ */
+export const validate = (config: unknown): Effect.Effect<ValidConfig, ValidationError> =>
+  Effect.flatMap(decode(EnsembleConfig, config), (valid) => {
+    const workflow = valid.workflow ?? "SEQUENTIAL"
+    const broken = rolesProblem(valid, workflow) ??
+      toolClash(valid.agents, reservedTools(valid, workflow)) ??
+      tasksProblem(valid, workflow)
+    return broken === undefined ? Effect.succeed(valid) : Effect.fail(new ValidationError({ message: broken }))
+  })

@@ -1,0 +1,168 @@
+/**
+ * Config checking for ensembles: each config (Agent, Task, Ensemble options,
+ * run inputs, constraints) is one `Schema.Struct` whose fields are *rules*.
+ * A rule accepts what its check accepts and otherwise fails with a message
+ * written for the user ("Agent role must not be blank"). Decoding stops at
+ * the first broken rule, in field order, and becomes a `ValidationError`.
+ *
+ * These configs come from JSON, YAML and JavaScript as well as TypeScript, so
+ * every rule starts from `unknown`.
+ *
+ * @internal
+ */
+import { Effect, Result, Schema, SchemaIssue } from "effect"
+import { ValidationError } from "../../ensemble/EnsembleError.ts"
+
+/** @internal a check: `undefined` when the value is accepted, else what is wrong */
+export type Check = (u: unknown) => string | undefined
+
+/**
+ * A schema of `T` accepting exactly what `check` accepts; anything else fails
+ * with the check's message.
+ *
+ * @internal
+ */
+export const rule = <T>(check: Check): Schema.declareConstructor<T, T, readonly []> =>
+  Schema.declareConstructor<T>()([], () => (u) => {
+    const message = check(u)
+    return message === undefined ? Effect.succeed(u as T) : Effect.fail(new SchemaIssue.InvalidValue({ message }))
+  })
+
+/** @internal a rule for a key that must be present: absent, it reports what `undefined` would */
+export const required = <T>(check: Check) => rule<T>(check).annotateKey({ messageMissingKey: check(undefined) })
+
+/** @internal a rule for a key that may be absent or `undefined` */
+export const optional = <T>(check: Check) => Schema.optional(rule<T>(check))
+
+/** @internal a value as the messages show it: strings quoted, functions and symbols named */
+export const show = (u: unknown): string => {
+  if (typeof u === "string") return JSON.stringify(u.length > 60 ? `${u.slice(0, 60)}…` : u)
+  if (typeof u === "number" || typeof u === "bigint" || typeof u === "boolean" || u === undefined || u === null) {
+    return String(u)
+  }
+  if (typeof u === "function") return "a function"
+  if (typeof u === "symbol") return "a symbol"
+  if (Array.isArray(u)) return `an array of ${u.length}`
+  return "an object"
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/**
+ * Decodes `input` with a config schema, when the effect runs (so a builder
+ * never throws where it is called); the first broken rule becomes a
+ * `ValidationError` with its message.
+ *
+ * @internal
+ */
+export const decode = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
+  input: unknown
+): Effect.Effect<S["Type"], ValidationError> =>
+  Effect.suspend(() => {
+    const result = Schema.decodeUnknownResult(schema)(input)
+    return Result.isSuccess(result)
+      ? Effect.succeed(result.success)
+      : Effect.fail(new ValidationError({ message: firstMessage(result.failure) }))
+  })
+
+/** @internal the message of the first broken rule, or `undefined` when `input` passes */
+export const problem = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
+  input: unknown
+): string | undefined => {
+  const result = Schema.decodeUnknownResult(schema)(input)
+  return Result.isSuccess(result) ? undefined : firstMessage(result.failure)
+}
+
+const firstMessage = (error: Schema.SchemaError): string => formatter(error.issue).issues[0]?.message ?? error.message
+
+// -----------------------------------------------------------------------------
+// Checks used by several configs
+// -----------------------------------------------------------------------------
+
+/** @internal a string with something besides whitespace */
+export const isNonBlank = (u: unknown): u is string => typeof u === "string" && u.trim().length > 0
+
+/** @internal a whole number from `min` up to `Number.MAX_SAFE_INTEGER` */
+export const isCount = (u: unknown, min: number): u is number =>
+  typeof u === "number" && Number.isSafeInteger(u) && u >= min
+
+/**
+ * A check for a count: `label must be > 0, got: N` (or `>= 0` for `min` 0),
+ * the specification's wording, with a clearer message for a value that is
+ * not a number at all or is too large to count with.
+ *
+ * @internal
+ */
+export const count = (label: string, min: 0 | 1): Check => (u) => {
+  if (isCount(u, min)) return undefined
+  if (typeof u !== "number") return `${label} must be a number, got: ${show(u)}`
+  if (u > Number.MAX_SAFE_INTEGER && Number.isFinite(u)) {
+    return `${label} must be at most ${Number.MAX_SAFE_INTEGER}, got: ${u}`
+  }
+  return `${label} must be ${min === 1 ? "> 0" : ">= 0"}, got: ${u}`
+}
+
+/** @internal `undefined` or a `count` */
+export const optionalCount = (label: string, min: 0 | 1): Check => {
+  const check = count(label, min)
+  return (u) => (u === undefined ? undefined : check(u))
+}
+
+/** @internal a string (blank allowed) */
+export const text = (label: string): Check => (u) =>
+  typeof u === "string" ? undefined : `${label} must be a string, got: ${show(u)}`
+
+/** @internal true or false */
+export const flag = (label: string): Check => (u) =>
+  typeof u === "boolean" ? undefined : `${label} must be true or false, got: ${show(u)}`
+
+/** @internal one of the given strings */
+export const oneOf = (label: string, values: ReadonlyArray<string>): Check => (u) =>
+  typeof u === "string" && values.includes(u) ? undefined : `${label} must be ${values.join(", ")}, got: ${show(u)}`
+
+/**
+ * An array whose every entry passes `entry`; the message names the first
+ * entry that does not, by index.
+ *
+ * @internal
+ */
+export const list = (label: string, what: string, entry: Check): Check => (u) => {
+  if (!Array.isArray(u)) return `${label} must be an array of ${what}, got: ${show(u)}`
+  for (let index = 0; index < u.length; index++) {
+    const wrong = entry(u[index])
+    if (wrong !== undefined) return `${label} entry at index ${index} ${wrong}`
+  }
+  return undefined
+}
+
+/**
+ * The first of `fields` a value does not have. A value made by hand (not by
+ * `Agent.make` / `Task.make`) has no defaults, so options that may be left
+ * out are required of it.
+ *
+ * @internal
+ */
+export const missingField = (u: object, fields: ReadonlyArray<string>): string | undefined =>
+  fields.find((field) => (u as Readonly<Record<string, unknown>>)[field] === undefined)
+
+/** @internal a plain record (an object, not an array), for its own string keys */
+export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Text inputs: a record of strings (template variables, by name). Only own
+ * keys count, so a name like `constructor` or `__proto__` is an input like
+ * any other.
+ *
+ * @internal
+ */
+export const inputs = (label: string): Check => (u) => {
+  if (u === undefined) return undefined
+  if (!isRecord(u)) return `${label} must be an object of strings by variable name, got: ${show(u)}`
+  for (const [name, value] of Object.entries(u)) {
+    if (typeof value !== "string") return `${label} value for '${name}' must be a string, got: ${show(value)}`
+  }
+  return undefined
+}
