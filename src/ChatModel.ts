@@ -16,6 +16,7 @@ import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
 import { LanguageModel, Response, Toolkit } from "effect/ai"
 import type { Prompt, Tool } from "effect/ai"
 import * as Parts from "./internal/parts.ts"
+import { redactSecrets } from "./internal/redact.ts"
 import { ModelCallFailed } from "./LoopError.ts"
 
 /**
@@ -69,8 +70,10 @@ export class ScriptExhausted extends Schema.TaggedError<ScriptExhausted>()("Scri
   lastMessage: Schema.String
 }) {
   override get message(): string {
-    return `The scripted model has ${this.scripted} turn(s) but received request #${this.request} ` +
-      `(last message: ${this.lastMessage}); add a turn to the script or find why the loop called the model again`
+    return redactSecrets(
+      `The scripted model has ${this.scripted} turn(s) but received request #${this.request} ` +
+        `(last message: ${this.lastMessage}); add a turn to the script or find why the loop called the model again`
+    )
   }
 }
 

@@ -6,11 +6,17 @@
  * `Outcome.Error` that carries one of these errors together with the chain as
  * it stood, and `Chain.run` fails with a {@link RunError} wrapping both.
  *
+ * Messages never hold a credential: whatever a provider, a tool or a value
+ * brings into them goes through `Privacy.redactSecrets`. Printed, a
+ * `RunError` shows its message and a summary of its chain, and a
+ * `ModelCallFailed` leaves out its `cause`.
+ *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Inspectable, Redactable, Schema } from "effect"
 import type { Chain } from "./Chain.ts"
 import { isChain } from "./internal/chainTypeId.ts"
+import { redactSecrets } from "./internal/redact.ts"
 
 /**
  * The model port failed to produce a turn (network, provider or decoding
@@ -24,6 +30,11 @@ import { isChain } from "./internal/chainTypeId.ts"
  *
  * `ModelRetry.schedule` reads them.
  *
+ * The `description` is stored with credentials redacted (a provider's error
+ * may echo the request's `Authorization` header). Printed (`console.log`,
+ * `String`, `JSON.stringify`, Effect's logger), the error shows its message
+ * and retry fields, never its `cause`, which may hold the provider's request.
+ *
  * @example
  * ```ts
  * import { LoopError } from "loopwork"
@@ -32,6 +43,8 @@ import { isChain } from "./internal/chainTypeId.ts"
  * error.message // "The model call failed: rate limited"
  * new LoopError.ModelCallFailed({ description: "Rate limit reached", cause: undefined, status: 429, retryable: true }).message
  * // "The model call failed (HTTP 429): Rate limit reached"
+ * new LoopError.ModelCallFailed({ description: "Invalid header: Bearer sk-proj-4f9a8b7c6d5e4f3a2b1c", cause: undefined }).description
+ * // "Invalid header: Bearer [REDACTED]"
  * ```
  *
  * @since 0.1.0
@@ -43,11 +56,76 @@ export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("Mode
   retryAfterMillis: Schema.optionalKey(Schema.Number),
   retryable: Schema.optionalKey(Schema.Boolean)
 }) {
+  constructor(
+    props: {
+      readonly description: string
+      readonly cause: unknown
+      readonly status?: number
+      readonly retryAfterMillis?: number
+      readonly retryable?: boolean
+    },
+    options?: Schema.MakeOptions
+  ) {
+    super(props, options)
+    const description = redactSecrets(this.description)
+    if (description !== this.description) (this as { description: string }).description = description
+    hide(this, "cause")
+  }
+
   override get message(): string {
     return this.status === undefined
       ? `The model call failed: ${this.description}`
       : `The model call failed (HTTP ${this.status}): ${this.description}`
   }
+
+  /** The error's tag, message and retry fields; never its `cause`. */
+  override toJSON(): ModelCallFailedJson {
+    const json: { -readonly [K in keyof ModelCallFailedJson]: ModelCallFailedJson[K] } = {
+      _tag: "ModelCallFailed",
+      message: this.message
+    }
+    if (this.status !== undefined) json.status = this.status
+    if (this.retryAfterMillis !== undefined) json.retryAfterMillis = this.retryAfterMillis
+    if (this.retryable !== undefined) json.retryable = this.retryable
+    return json
+  }
+
+  override toString(): string {
+    return `ModelCallFailed: ${this.message}`
+  }
+
+  override [Inspectable.NodeInspectSymbol](): string {
+    const fields: Array<string> = []
+    if (this.retryable !== undefined) fields.push(`retryable: ${this.retryable}`)
+    if (this.retryAfterMillis !== undefined) fields.push(`retryAfterMillis: ${this.retryAfterMillis}`)
+    return printed(this.toString(), fields, this.stack)
+  }
+
+  [Redactable.symbolRedactable](): ModelCallFailedJson {
+    return this.toJSON()
+  }
+}
+
+/**
+ * What `JSON.stringify` and Effect's formatting show of a
+ * {@link ModelCallFailed}.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * const json: LoopError.ModelCallFailedJson = new LoopError.ModelCallFailed({ description: "busy", cause: undefined }).toJSON()
+ * // { _tag: "ModelCallFailed", message: "The model call failed: busy" }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface ModelCallFailedJson {
+  readonly _tag: "ModelCallFailed"
+  readonly message: string
+  readonly status?: number
+  readonly retryAfterMillis?: number
+  readonly retryable?: boolean
 }
 
 /**
@@ -140,7 +218,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   value: Schema.Unknown
 }) {
   override get message(): string {
-    return `Invalid ${this.field}: ${this.rule} (got ${describeValue(this.value)})`
+    return redactSecrets(`Invalid ${this.field}: ${this.rule} (got ${describeValue(this.value)})`)
   }
 }
 
@@ -170,7 +248,9 @@ export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>()("ToolCa
   detail: Schema.String
 }) {
   override get message(): string {
-    return `Tool '${this.tool}' (call ${this.callId}) failed (${this.kind}): ${this.detail.replace(/\.$/, "")}. The run's onToolFailure policy for "${this.kind}" is "fail"; use "feed-back" to let the model see the failure instead`
+    return redactSecrets(
+      `Tool '${this.tool}' (call ${this.callId}) failed (${this.kind}): ${this.detail.replace(/\.$/, "")}. The run's onToolFailure policy for "${this.kind}" is "fail"; use "feed-back" to let the model see the failure instead`
+    )
   }
 }
 
@@ -223,9 +303,11 @@ export class InvalidResumeValue extends Schema.TaggedError<InvalidResumeValue>()
   issue: Schema.String
 }) {
   override get message(): string {
-    return this.what === "arguments"
-      ? `The edited arguments for call '${this.callId}' do not match the parameters schema of tool '${this.tool}': ${this.issue}`
-      : `The result supplied for call '${this.callId}' does not match the success schema of tool '${this.tool}': ${this.issue}`
+    return redactSecrets(
+      this.what === "arguments"
+        ? `The edited arguments for call '${this.callId}' do not match the parameters schema of tool '${this.tool}': ${this.issue}`
+        : `The result supplied for call '${this.callId}' does not match the success schema of tool '${this.tool}': ${this.issue}`
+    )
   }
 }
 
@@ -249,7 +331,7 @@ export class PolicyFailed extends Schema.TaggedError<PolicyFailed>()("PolicyFail
   detail: Schema.String
 }) {
   override get message(): string {
-    return `The ${this.policy} function failed: ${this.detail}`
+    return redactSecrets(`The ${this.policy} function failed: ${this.detail}`)
   }
 }
 
@@ -293,6 +375,12 @@ export interface StepFailure {
  * What `Chain.run` fails with: the error that ended the loop (`reason`) and
  * the chain at the point of failure, so nothing is lost.
  *
+ * Its `message` is the reason's, with credentials redacted. Printed — with
+ * `console.log`, `String`, `JSON.stringify`, Effect's logger, or as an
+ * uncaught failure — it shows its tag, its message, the reason's tag and a
+ * summary of the chain (message count, `runCount`), never the chain's
+ * content or a provider's request: read `error.chain` for those.
+ *
  * @example
  * ```ts
  * import { Effect } from "effect"
@@ -302,6 +390,7 @@ export interface StepFailure {
  * const recovered = Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(
  *   Effect.catchTag("RunError", (error) => Effect.succeed(error.chain))
  * )
+ * // String(error): "RunError: The model call failed (HTTP 401): Bearer [REDACTED] (reason: ModelCallFailed; chain: 2 messages, runCount 0)"
  * ```
  *
  * @since 0.1.0
@@ -313,9 +402,108 @@ export class RunError extends Schema.TaggedError<RunError>()("RunError", {
   ),
   chain: Schema.declare((u): u is Chain => isChain(u))
 }) {
-  override get message(): string {
-    return this.reason.message
+  constructor(props: { readonly reason: StepFailure; readonly chain: Chain }, options?: Schema.MakeOptions) {
+    super(props, options)
+    // Kept out of spreads and Object.keys, so a copy of the error (as Effect's Cause.prettyErrors makes) has no chain.
+    hide(this, "reason")
+    hide(this, "chain")
+    headStack(this)
   }
+
+  override get message(): string {
+    return redactSecrets(this.reason.message)
+  }
+
+  /** The error's tag and message, the reason's tag and message, and the chain's size. */
+  override toJSON(): RunErrorJson {
+    return {
+      _tag: "RunError",
+      message: this.message,
+      reason: { _tag: this.reason._tag, message: this.message },
+      chain: { messages: this.chain.messages.length, runCount: this.chain.runCount }
+    }
+  }
+
+  override toString(): string {
+    return `RunError: ${this.message} (${summaryOf(this)})`
+  }
+
+  override [Inspectable.NodeInspectSymbol](): string {
+    return this.stack ?? this.toString()
+  }
+
+  [Redactable.symbolRedactable](): RunErrorJson {
+    return this.toJSON()
+  }
+}
+
+/** "reason: ModelCallFailed; chain: 2 messages, runCount 0" */
+const summaryOf = (error: RunError): string => {
+  const messages = error.chain.messages.length
+  return `reason: ${error.reason._tag}; chain: ${messages} message${messages === 1 ? "" : "s"}, runCount ${error.chain.runCount}`
+}
+
+/**
+ * What `JSON.stringify` and Effect's formatting show of a {@link RunError}:
+ * no content of the chain, only its size.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * const json: LoopError.RunErrorJson = {
+ *   _tag: "RunError",
+ *   message: "Exceeded maximum number of runs (3/3)",
+ *   reason: { _tag: "MaxRunsExceeded", message: "Exceeded maximum number of runs (3/3)" },
+ *   chain: { messages: 7, runCount: 3 }
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface RunErrorJson {
+  readonly _tag: "RunError"
+  readonly message: string
+  readonly reason: { readonly _tag: string; readonly message: string }
+  readonly chain: { readonly messages: number; readonly runCount: number }
+}
+
+/** Makes an own property non-enumerable (still readable and writable). */
+const hide = (self: object, key: string): void => {
+  const descriptor = Object.getOwnPropertyDescriptor(self, key)
+  if (descriptor !== undefined && descriptor.enumerable === true) {
+    Object.defineProperty(self, key, { ...descriptor, enumerable: false })
+  }
+}
+
+/**
+ * Makes `error.stack` begin with `error.toString()` rather than with the bare
+ * message, so what Node prints for an uncaught error shows the summary too.
+ * The frames are V8's, formatted when first read.
+ */
+const headStack = (error: Error): void => {
+  const native = Object.getOwnPropertyDescriptor(error, "stack")
+  const get = native?.get
+  if (get === undefined || native?.configurable !== true) return
+  let stack: string | undefined
+  Object.defineProperty(error, "stack", {
+    get: () => stack ??= printed(error.toString(), [], get.call(error) as string | undefined),
+    set: (value: unknown) => {
+      stack = String(value)
+    },
+    enumerable: false,
+    configurable: true
+  })
+}
+
+/** `header` (with `fields` appended), then the stack's frames, as Node prints an error. */
+const printed = (header: string, fields: ReadonlyArray<string>, stack: string | undefined): string => {
+  let out = fields.length === 0 ? header : `${header} { ${fields.join(", ")} }`
+  if (stack !== undefined) {
+    // Only the frame lines: the stack's first lines repeat the message, which may be multi-line.
+    for (const line of stack.split("\n")) if (/^\s+at /.test(line)) out += `\n${line}`
+  }
+  return out
 }
 
 const describeValue = (value: unknown): string => {

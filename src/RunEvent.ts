@@ -12,10 +12,17 @@
  * Numbering: `call` is the model call's number in the chain (its `runCount`
  * after the call), so events of a resumed run go on counting.
  *
+ * Privacy: the `message` of failure events never holds a credential
+ * (`Privacy.redactSecrets`), and with `Privacy.OmitContent` on, events carry
+ * no content: no tool arguments or results, no model text, no text deltas,
+ * no chain documents.
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Schema } from "effect"
+import { redactSecrets } from "./internal/redact.ts"
 import { PauseReason } from "./Outcome.ts"
+import { OmitContent } from "./Privacy.ts"
 
 /**
  * Token counts of one model call, as the provider reported them.
@@ -67,14 +74,15 @@ export const ModelCallStarted = Schema.TaggedStruct("ModelCallStarted", {
  * A piece of the model's text, as it streams (only when the model streams,
  * e.g. under `Chain.stream`). When the attempt then fails
  * (`ModelCallFailed`), its deltas are not part of the chain: a UI should
- * drop them.
+ * drop them. Not sent when `Privacy.OmitContent` is on.
  *
  * @since 0.1.0
  */
 export const TextDelta = Schema.TaggedStruct("TextDelta", { call: CallNumber, delta: Schema.String })
 
 /**
- * A model call ended with a response.
+ * A model call ended with a response. `text` is the response's text (`""`
+ * when `Privacy.OmitContent` is on).
  *
  * @since 0.1.0
  */
@@ -89,7 +97,8 @@ export const ModelCallFinished = Schema.TaggedStruct("ModelCallFinished", {
 
 /**
  * An attempt of a model call failed. With a `retry` schedule more attempts
- * may follow; otherwise the run fails next.
+ * may follow; otherwise the run fails next. `message` is the error's
+ * message, credentials redacted.
  *
  * @since 0.1.0
  */
@@ -106,13 +115,15 @@ export const ModelCallFailed = Schema.TaggedStruct("ModelCallFailed", {
  * asking whether it needs approval, then running its handler. Every call
  * that starts gets exactly one `ToolCallFinished`. A call that still waits
  * for a decision or a result when a run resumes is not reported again.
+ * `params` are the call's arguments (absent when `Privacy.OmitContent` is
+ * on).
  *
  * @since 0.1.0
  */
 export const ToolCallStarted = Schema.TaggedStruct("ToolCallStarted", {
   id: Schema.String,
   name: Schema.String,
-  params: Schema.Unknown
+  params: Schema.optionalKey(Schema.Unknown)
 })
 
 /**
@@ -133,7 +144,8 @@ export const ToolCallStatus = Schema.Literals([
 
 /**
  * A tool call settled. `result` is the encoded result (or failure) the model
- * is sent; held calls have none.
+ * is sent; held calls have none, and no call has one when
+ * `Privacy.OmitContent` is on.
  *
  * @since 0.1.0
  */
@@ -146,8 +158,33 @@ export const ToolCallFinished = Schema.TaggedStruct("ToolCallFinished", {
 })
 
 /**
+ * What stands in for a chain's document in `RunPaused`, `RunFinished` and
+ * `RunFailed` when `Privacy.OmitContent` is on: how many messages the chain
+ * has and its `runCount`, nothing of their content.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { RunEvent } from "loopwork"
+ *
+ * const isSummary = Schema.is(RunEvent.ChainSummary)
+ * isSummary({ _tag: "ChainSummary", messages: 4, runCount: 2 }) // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const ChainSummary = Schema.TaggedStruct("ChainSummary", { messages: Schema.Int, runCount: Schema.Int })
+
+/**
+ * @since 0.1.0
+ */
+export type ChainSummary = typeof ChainSummary.Type
+
+/**
  * The run paused at a clean checkpoint. `chain` is the chain's JSON
  * document (`Chain.encode`'s form): store it, and `Chain.decode` it to resume.
+ * With `Privacy.OmitContent` on it is a {@link ChainSummary} instead, and
+ * the waiting calls of `reason` have `params: null`.
  *
  * @since 0.1.0
  */
@@ -155,7 +192,8 @@ export const RunPaused = Schema.TaggedStruct("RunPaused", { reason: PauseReason,
 
 /**
  * The run finished: why (an `Outcome.OkReason`), the final text, and the
- * chain's JSON document.
+ * chain's JSON document (`""` and a {@link ChainSummary} when
+ * `Privacy.OmitContent` is on).
  *
  * @since 0.1.0
  */
@@ -166,8 +204,9 @@ export const RunFinished = Schema.TaggedStruct("RunFinished", {
 })
 
 /**
- * The run failed: the error's tag and message, and the chain's JSON
- * document as it stood.
+ * The run failed: the error's tag and message (credentials redacted), and
+ * the chain's JSON document as it stood (a {@link ChainSummary} when
+ * `Privacy.OmitContent` is on).
  *
  * @since 0.1.0
  */
@@ -292,6 +331,9 @@ export const isActive = (observer: Observer): boolean => observer !== none
 
 /**
  * Sends `event` to `observer`, ignoring the observer's failures and defects.
+ * A failure event's `message` goes out with credentials redacted; with
+ * `Privacy.OmitContent` on, the event goes out without content (a
+ * `TextDelta` not at all).
  *
  * @example
  * ```ts
@@ -306,4 +348,72 @@ export const isActive = (observer: Observer): boolean => observer !== none
  * @since 0.1.0
  */
 export const emitTo = (observer: Observer, event: RunEvent): Effect.Effect<void> =>
-  observer === none ? Effect.void : Effect.catchCause(Effect.suspend(() => observer.emit(event)), () => Effect.void)
+  observer === none
+    ? Effect.void
+    : Effect.catchCause(Effect.withFiber((fiber) => deliver(observer, event, fiber.getRef(OmitContent))), ignore)
+
+const ignore = () => Effect.void
+
+/** `event` as `observer` may see it. No allocation unless something is taken out. */
+const deliver = (observer: Observer, event: RunEvent, omitContent: boolean): Effect.Effect<void> => {
+  if (omitContent) {
+    const safe = withoutContent(event)
+    return safe === undefined ? Effect.void : observer.emit(safe)
+  }
+  return observer.emit(event._tag === "ModelCallFailed" || event._tag === "RunFailed" ? withSafeMessage(event) : event)
+}
+
+const withSafeMessage = <E extends ModelCallFailed | RunFailed>(event: E): E => {
+  const message = redactSecrets(event.message)
+  return message === event.message ? event : { ...event, message }
+}
+
+type ModelCallFailed = typeof ModelCallFailed.Type
+type RunFailed = typeof RunFailed.Type
+
+/** The summary that stands in for a chain document (`null` stays `null`: there was no document). */
+const summaryOf = (document: unknown): ChainSummary | null => {
+  if (document === null || typeof document !== "object") return null
+  const { messages, runCount } = document as { readonly messages?: unknown; readonly runCount?: unknown }
+  return {
+    _tag: "ChainSummary",
+    messages: Array.isArray(messages) ? messages.length : 0,
+    runCount: typeof runCount === "number" ? runCount : 0
+  }
+}
+
+const reasonWithoutParams = (reason: PauseReason): PauseReason =>
+  reason._tag === "ApprovalPending" || reason._tag === "ExternalPending"
+    ? { _tag: reason._tag, calls: reason.calls.map(({ id, name }) => ({ id, name, params: null })) }
+    : reason
+
+/** `event` without content: `undefined` when nothing of it is left to send. Fields in the Schema's order. */
+const withoutContent = (event: RunEvent): RunEvent | undefined => {
+  switch (event._tag) {
+    case "RunStarted":
+    case "ModelCallStarted":
+      return event
+    case "TextDelta":
+      return undefined
+    case "ModelCallFinished":
+      return { ...event, text: "" }
+    case "ModelCallFailed":
+      return withSafeMessage(event)
+    case "ToolCallStarted":
+      return { _tag: "ToolCallStarted", id: event.id, name: event.name }
+    case "ToolCallFinished":
+      return {
+        _tag: "ToolCallFinished",
+        id: event.id,
+        name: event.name,
+        status: event.status,
+        durationMillis: event.durationMillis
+      }
+    case "RunPaused":
+      return { _tag: "RunPaused", reason: reasonWithoutParams(event.reason), chain: summaryOf(event.chain) }
+    case "RunFinished":
+      return { _tag: "RunFinished", reason: event.reason, text: "", chain: summaryOf(event.chain) }
+    case "RunFailed":
+      return { _tag: "RunFailed", error: event.error, message: redactSecrets(event.message), chain: summaryOf(event.chain) }
+  }
+}

@@ -26,6 +26,8 @@ export * as Mode from "./Mode.ts"
 export * as NoToolPolicy from "./NoToolPolicy.ts"
 /** Continue | Ok | Pause | Error. @since 0.1.0 */
 export * as Outcome from "./Outcome.ts"
+/** Keeping credentials and personal data out of what the library writes. @since 0.1.0 */
+export * as Privacy from "./Privacy.ts"
 /** What happens during a run, as Schema data: model calls, text deltas, tool calls, the end. @since 0.1.0 */
 export * as RunEvent from "./RunEvent.ts"
 /** TO_LLM / IMMEDIATE / IMMEDIATE_IF_LAST as a tool annotation. @since 0.1.0 */

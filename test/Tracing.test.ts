@@ -6,7 +6,7 @@
  * loop creates no span at all. An ensemble gives one `invoke_agent` per task.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Schedule, Schema, Stream, Tracer } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Schedule, Schema, Stream, Tracer } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, Mode } from "../src/index.ts"
 import { Agent, Ensemble, Task } from "../src/ensemble/index.ts"
@@ -210,6 +210,28 @@ describe("spans of a run", () => {
       expect(tree(traced.spans)).toEqual(["invoke_agent", "  chat scripted"])
       expect(traced.spans.map(ended)).toEqual(["failure", "failure"])
       expect([...named(traced.spans, "chat scripted")[0].attributes.keys()]).not.toContain("gen_ai.response.finish_reasons")
+    }))
+
+  it.effect("a failing model whose error echoes the key: what an exporter writes for the failed spans carries no credential", () =>
+    Effect.gen(function*() {
+      const traced = recording()
+      const key = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+      const model = ChatModel.scripted([{ fail: `401: the request had 'Authorization: Bearer ${key}'` }])
+      yield* Effect.flip(Chain.run(Chain.make({ user: "hi" }), options).pipe(Effect.provide([model.layer, traced.layer])))
+      // what effect/observability's OTLP exporter sends for a failed span: the status message, each exception's type, message and stack
+      const written = traced.spans.flatMap((span) =>
+        span.status._tag === "Ended" && Exit.isFailure(span.status.exit)
+          ? Cause.prettyErrors(span.status.exit.cause, { includeCauseInStack: true }).map((error) =>
+            [error.name, error.message, error.stack].join("\n")
+          )
+          : []
+      )
+      expect(written).toHaveLength(2)
+      expect(written.map((text) => text.split("\n")[0])).toEqual(["RunError", "ModelCallFailed"])
+      for (const text of written) {
+        expect(text).toContain("The model call failed: 401: the request had 'Authorization: Bearer [REDACTED]'")
+        expect(text).not.toContain(key)
+      }
     }))
 
   it.effect("a model without info: the chat span is named \"chat\" and its provider and model are \"unknown\"", () =>

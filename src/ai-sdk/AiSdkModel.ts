@@ -21,7 +21,15 @@
  * - errors: `LoopError.ModelCallFailed` with the provider's message, the HTTP
  *   `status`, `retryAfterMillis` (from `retry-after-ms` / `retry-after`) and
  *   `retryable`; an unfinished stream (no finish part, or the provider's
- *   "interrupted" finish) and a timeout are retryable failures.
+ *   "interrupted" finish) and a timeout are retryable failures. A prompt the
+ *   request cannot be built from (a value nested too deeply to serialise, a
+ *   cycle, a BigInt, a prompt the provider refuses before sending) is a
+ *   failure that is not retried: the same prompt fails the same way.
+ *
+ * Secrets: the failure's `description` has credentials redacted, and so has
+ * the provider's error kept as its `cause` (its `message`, `stack`, `url`
+ * and `responseBody`), whose request and response bodies are made
+ * non-enumerable: still readable, but left out when the error is printed.
  *
  * Provider-executed tools (web search run by the provider, …) are not part
  * of the loop: their calls and results are left out.
@@ -47,6 +55,7 @@ import type { Prompt } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { describe } from "../internal/describe.ts"
 import * as Parts from "../internal/parts.ts"
+import { redactSecrets } from "../internal/redact.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 
 /**
@@ -369,14 +378,21 @@ const isApiCallError = (u: unknown): u is ApiCallErrorLike =>
  */
 export const retryAfterMillis = (headers: Record<string, string> | undefined, now: number): number | undefined => {
   if (headers === undefined) return undefined
-  const ms = Number.parseFloat(headers["retry-after-ms"] ?? "")
+  const ms = Number.parseFloat(header(headers, "retry-after-ms") ?? "")
   if (Number.isFinite(ms) && ms >= 0) return ms
-  const after = headers["retry-after"]
+  const after = header(headers, "retry-after")
   if (after === undefined) return undefined
   const seconds = Number.parseFloat(after)
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
   const date = Date.parse(after)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/** A header the response has itself (never one inherited from `Object.prototype`), if it is a string. */
+const header = (headers: Record<string, string>, name: string): string | undefined => {
+  if (!Object.hasOwn(headers, name)) return undefined
+  const value: unknown = headers[name]
+  return typeof value === "string" ? value : undefined
 }
 
 /** The message of an error object that is not an `Error` (providers stream such objects), else `describe`'s text. */
@@ -386,7 +402,11 @@ const describeFailure = (u: unknown): string =>
     : describe(u)
 
 /**
- * The typed failure for anything a provider call threw or streamed.
+ * The typed failure for anything a provider call threw or streamed. The
+ * error is kept as `cause`, with credentials redacted from its `message`,
+ * `stack`, `url` and `responseBody`, and its `requestBodyValues`,
+ * `responseBody`, `responseHeaders` and `data` made non-enumerable (readable,
+ * but not printed).
  *
  * @example
  * ```ts
@@ -399,6 +419,7 @@ const describeFailure = (u: unknown): string =>
  */
 export const failureOf = (error: unknown): ModelCallFailed => {
   if (error instanceof ModelCallFailed) return error
+  scrub(error)
   if (isApiCallError(error)) {
     const after = retryAfterMillis(error.responseHeaders, Date.now())
     return new ModelCallFailed({
@@ -412,6 +433,94 @@ export const failureOf = (error: unknown): ModelCallFailed => {
   // Network errors, unfinished streams, unparsable responses: trying again may help.
   return new ModelCallFailed({ description: describeFailure(error), cause: error, retryable: true })
 }
+
+/** Own string properties of a provider error that may hold a credential. */
+const scrubbed = ["message", "stack", "url", "responseBody"] as const
+
+/** Own properties of a provider error that hold the request or response: readable, not printed. */
+const unprinted = ["requestBodyValues", "responseBody", "responseHeaders", "data"] as const
+
+/**
+ * Redacts credentials from `error`'s own text properties and hides its
+ * request and response bodies from printing, in place (the error was made
+ * for this one call). Properties that cannot be changed are left as they are.
+ */
+const scrub = (error: unknown): void => {
+  if (typeof error !== "object" || error === null) return
+  for (const key of scrubbed) {
+    // Read, not looked up: V8's `stack` is an accessor, and a message may be a getter.
+    const value = read(error, key)
+    if (typeof value !== "string") continue
+    const safe = redactSecrets(value)
+    if (safe === value) continue
+    const enumerable = Object.getOwnPropertyDescriptor(error, key)?.enumerable ?? false
+    redefine(error, key, { value: safe, writable: true, configurable: true, enumerable })
+  }
+  for (const key of unprinted) {
+    const descriptor = Object.getOwnPropertyDescriptor(error, key)
+    if (descriptor?.enumerable === true) redefine(error, key, { ...descriptor, enumerable: false })
+  }
+}
+
+/** `target[key]`, or `undefined` when reading it throws. */
+const read = (target: object, key: string): unknown => {
+  try {
+    return Reflect.get(target, key)
+  } catch {
+    return undefined
+  }
+}
+
+const redefine = (target: object, key: string, descriptor: PropertyDescriptor): void => {
+  try {
+    Object.defineProperty(target, key, descriptor)
+  } catch {
+    // a frozen or sealed error: nothing to do
+  }
+}
+
+const isErrorNamed = (u: unknown, names: ReadonlySet<string>): u is Error => u instanceof Error && names.has(u.name)
+
+/** Errors JavaScript throws for a value it cannot serialise (too deep, cyclic, a BigInt, …). */
+const serialisationErrors: ReadonlySet<string> = new Set(["RangeError", "TypeError"])
+
+/** The AI SDK's errors for a prompt or call options the provider refuses before sending anything. */
+const refusedPromptErrors: ReadonlySet<string> = new Set([
+  "AI_InvalidPromptError",
+  "AI_UnsupportedFunctionalityError",
+  "AI_InvalidArgumentError"
+])
+
+/** A `TypeError` from the network (`fetch failed`, a reset socket, …): trying again may help. */
+const isNetworkError = (error: Error): boolean =>
+  /fetch|network|socket|terminated|connect|timed? ?out|abort/i.test(error.message) ||
+  typeof (error.cause as { readonly code?: unknown } | undefined)?.code === "string"
+
+/**
+ * The failure for a request that could not be built from `prompt`: our own
+ * mapping threw, or the provider threw while serialising it. Not retryable.
+ */
+const unbuildable = (error: unknown): ModelCallFailed => {
+  scrub(error)
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : describe(error)
+  return new ModelCallFailed({
+    description: isErrorNamed(error, refusedPromptErrors)
+      ? `the provider refused this prompt before sending it (${what}); it is not retried, since the same ` +
+        "prompt fails the same way: change the prompt or the call options"
+      : `the provider request could not be built from this prompt (${what}); it is not retried, since the same ` +
+        "prompt fails the same way: look in the chain for tool arguments or results that are nested too deeply, " +
+        "cyclic, or hold values JSON cannot represent (a BigInt, a function)",
+    cause: error,
+    retryable: false
+  })
+}
+
+/** The failure for what `doGenerate` / `doStream` rejected with. */
+const callFailureOf = (error: unknown): ModelCallFailed =>
+  isErrorNamed(error, refusedPromptErrors) ||
+    (isErrorNamed(error, serialisationErrors) && !isNetworkError(error))
+    ? unbuildable(error)
+    : failureOf(error)
 
 // -----------------------------------------------------------------------------
 // The ChatModel
@@ -458,23 +567,33 @@ export const make = (
     timeout === undefined
       ? effect
       : Effect.timeoutOrElse(effect, { duration: timeout, orElse: () => Effect.fail(timedOut(timeout)) })
+  // The request is built before the call: a prompt it cannot be built from fails at once, not retried.
+  const built = (request: GenerateRequest) => Effect.try({ try: () => callOptions(request, options), catch: unbuildable })
   const generate = (request: GenerateRequest) =>
     bounded(
-      Effect.tryPromise({
-        try: (signal) => model.doGenerate({ ...callOptions(request, options), abortSignal: signal }),
-        catch: failureOf
-      }).pipe(Effect.flatMap((result) =>
-        result.finishReason.unified === "interrupted"
-          ? Effect.fail(unfinished)
-          : Effect.succeed(fromProviderContent(result.content, result.finishReason, result.usage))
-      ))
+      built(request).pipe(
+        Effect.flatMap((call) =>
+          Effect.tryPromise({
+            try: (signal) => model.doGenerate({ ...call, abortSignal: signal }),
+            catch: callFailureOf
+          })
+        ),
+        Effect.flatMap((result) =>
+          result.finishReason.unified === "interrupted"
+            ? Effect.fail(unfinished)
+            : Effect.succeed(fromProviderContent(result.content, result.finishReason, result.usage))
+        )
+      )
     )
   const stream = (request: GenerateRequest): Stream.Stream<Response.AnyPart, ModelCallFailed> => {
     const parts = Stream.unwrap(
-      Effect.tryPromise({
-        try: (signal) => model.doStream({ ...callOptions(request, options), abortSignal: signal }),
-        catch: failureOf
-      }).pipe(
+      built(request).pipe(
+        Effect.flatMap((call) =>
+          Effect.tryPromise({
+            try: (signal) => model.doStream({ ...call, abortSignal: signal }),
+            catch: callFailureOf
+          })
+        ),
         Effect.map((result) => {
           let finished = false
           return Stream.fromReadableStream({ evaluate: () => result.stream, onError: failureOf }).pipe(

@@ -25,7 +25,7 @@ import * as ToolTimeout from "../ToolTimeout.ts"
 import { refusalOf } from "./arrival.ts"
 import { describe } from "./describe.ts"
 import * as JsonBounds from "./jsonBounds.ts"
-import { isTraced } from "./tracing.ts"
+import { isTraced, spanText } from "./tracing.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 
@@ -607,11 +607,12 @@ const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | unde
   }
   const run = ctx.observer === undefined ? settle(ctx, call, state) : observed(ctx, ctx.observer, call, state)
   if (!ctx.traced) return run
+  // The tool name and id come from the model: bounded and redacted before they reach a span.
   return Effect.tap(run, annotateSettled).pipe(
-    Effect.withSpan(`execute_tool ${call.name}`, {
+    Effect.withSpan(`execute_tool ${spanText(call.name)}`, {
       attributes: {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.name": spanText(call.name),
         "gen_ai.tool.call.id": call.id
       }
     }, { captureStackTrace: false })

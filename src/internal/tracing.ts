@@ -8,6 +8,7 @@
  * @internal
  */
 import { Context, Effect, References, Tracer } from "effect"
+import { redactSecrets } from "./redact.ts"
 
 /** Whether spans created under `context` reach a tracing backend. */
 export const isTraced = (context: Context.Context<never>): boolean =>
@@ -21,3 +22,16 @@ export const withSpanIn = <A, E, R>(
   options: Tracer.SpanOptionsNoTrace
 ): Effect.Effect<A, E, R> =>
   isTraced(context) ? Effect.withSpan(effect, name, { ...options, captureStackTrace: false }) : effect
+
+/** The longest span name or string attribute made from text that came from outside. */
+const maxSpanText = 256
+
+/**
+ * Text that came from outside (a tool name the model made up, a provider's
+ * message) as it may go into a span name or attribute: credentials
+ * redacted, at most 256 characters.
+ */
+export const spanText = (text: string): string => {
+  const safe = redactSecrets(text)
+  return safe.length <= maxSpanText ? safe : `${safe.slice(0, maxSpanText)}…`
+}

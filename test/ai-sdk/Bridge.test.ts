@@ -14,6 +14,9 @@
  * - errors: `failureOf` (APICallError → status, retryable, retry-after), the
  *   `retryAfterMillis` header table, a non-v4 model → `InvalidInput`, the
  *   `timeout` option (the request's AbortSignal fires);
+ * - a prompt the request cannot be built from (nested too deeply, a BigInt,
+ *   a cycle; the provider's own serialisation errors and refused prompts):
+ *   a failure that is not retried, and network errors still are;
  * - `ModelRetry.schedule`: a table of exact attempt times, and the schedule
  *   driving a real `Chain.run` over the bridge (retry at exactly 2 s).
  */
@@ -779,6 +782,109 @@ describe("errors", () => {
         expect(error.description).toMatch(/^no complete response within 200/)
       }
       expect(model.calls.map((call) => call.abortSignal?.aborted)).toEqual([true, true])
+    }))
+})
+
+// -----------------------------------------------------------------------------
+// A prompt the request cannot be built from
+// -----------------------------------------------------------------------------
+
+/** A value nested `depth` levels deep: far past what JSON.stringify's recursion survives. */
+const nested = (depth: number): unknown => {
+  let value: unknown = "bottom"
+  for (let i = 0; i < depth; i++) value = { inner: value }
+  return value
+}
+
+const cyclic = (): unknown => {
+  const value: { self?: unknown } = {}
+  value.self = value
+  return value
+}
+
+/** A conversation whose one tool result is `result` (stored as it is, not through the loop's checks). */
+const withToolResult = (result: unknown): ChatModel.GenerateRequest => ({
+  prompt: Prompt.fromMessages([
+    Prompt.userMessage({ content: [Prompt.textPart({ text: "Look it up" })] }),
+    Prompt.assistantMessage({
+      content: [Prompt.toolCallPart({ id: "c1", name: "search", params: { query: "x" }, providerExecuted: false })]
+    }),
+    Prompt.toolMessage({
+      content: [Prompt.toolResultPart({ id: "c1", name: "search", isFailure: false, result, providerExecuted: false })]
+    })
+  ]),
+  tools: [],
+  toolChoice: "auto"
+})
+
+/** generate and stream of `service` for `request`, each as the ModelCallFailed it fails with. */
+const bothFailures = (service: ChatModel.ChatModel["Service"], request: ChatModel.GenerateRequest) =>
+  Effect.all([
+    Effect.exit(service.generate(request)),
+    Effect.exit(Stream.runCollect(service.stream(request)))
+  ]).pipe(Effect.map((exits) => exits.map((exit) => failureIn(exit as Exit.Exit<unknown, ChatModel.ChatModelError>))))
+
+describe("a prompt the request cannot be built from: a failure that is not retried", () => {
+  const unserialisable: ReadonlyArray<readonly [string, unknown, RegExp]> = [
+    ["a tool result nested 100,000 levels deep", nested(100_000), /\(RangeError: Maximum call stack size exceeded\)/],
+    ["a tool result holding a BigInt", { total: 10n }, /\(TypeError: .*BigInt/],
+    ["a cyclic tool result", cyclic(), /\(TypeError: .*circular/i]
+  ]
+  for (const [name, result, error] of unserialisable) {
+    it.effect(`${name}: generate and stream fail at once, retryable false, and the provider is never called`, () =>
+      Effect.gen(function*() {
+        const model = fake([])
+        const failures = yield* bothFailures(yield* serviceOf(model), withToolResult(result))
+        for (const failure of failures) {
+          expect([failure.retryable, failure.status]).toEqual([false, undefined])
+          expect(failure.description).toMatch(/^the provider request could not be built from this prompt /)
+          expect(failure.description).toMatch(error)
+          expect(failure.description).toContain("it is not retried")
+        }
+        expect(model.calls).toHaveLength(0)
+      }))
+  }
+
+  const thrown: ReadonlyArray<readonly [string, unknown, boolean]> = [
+    ["RangeError: Maximum call stack size exceeded (the provider's JSON.stringify)", new RangeError("Maximum call stack size exceeded"), false],
+    ["TypeError: Converting circular structure to JSON", new TypeError("Converting circular structure to JSON"), false],
+    ["TypeError: Do not know how to serialize a BigInt", new TypeError("Do not know how to serialize a BigInt"), false],
+    ["the AI SDK's InvalidPromptError", Object.assign(new Error("Invalid prompt: messages must not be empty"), { name: "AI_InvalidPromptError" }), false],
+    ["the AI SDK's UnsupportedFunctionalityError", Object.assign(new Error("'file part media type video/mp4' functionality not supported."), { name: "AI_UnsupportedFunctionalityError" }), false],
+    // still retried: the network
+    ["TypeError: fetch failed", new TypeError("fetch failed"), true],
+    ["TypeError: terminated", new TypeError("terminated"), true],
+    ["a TypeError caused by ECONNRESET", new TypeError("other side closed", { cause: Object.assign(new Error("reset"), { code: "ECONNRESET" }) }), true],
+    ["Error: socket hang up", new Error("socket hang up"), true]
+  ]
+  it.effect("what doGenerate / doStream rejects with: serialisation errors and refused prompts are not retryable, network errors are", () =>
+    Effect.gen(function*() {
+      const model = fake(thrown.flatMap(([, error]) => [{ throws: error }, { throws: error }]))
+      const service = yield* serviceOf(model)
+      const table: Array<readonly [string, boolean | undefined, boolean | undefined]> = []
+      for (const [name] of thrown) {
+        const [generated, streamed] = yield* bothFailures(service, request("Hi"))
+        table.push([name, generated.retryable, streamed.retryable])
+      }
+      expect(table).toEqual(thrown.map(([name, , retryable]) => [name, retryable, retryable]))
+    }))
+
+  it.live("under Chain.run with ModelRetry.schedule: one attempt, and the RunError says what to look for", () =>
+    Effect.gen(function*() {
+      const model = fake([{ throws: new RangeError("Maximum call stack size exceeded") }, { content: [{ type: "text", text: "never" }] }])
+      const error = yield* Effect.flip(
+        Chain.run(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse, retry: ModelRetry.schedule({ base: "1 millis" }) }).pipe(
+          Effect.provide(ChatModel.fromAiSdk(model))
+        )
+      )
+      expect(model.calls).toHaveLength(1)
+      if (error._tag !== "RunError") throw new Error(`expected a RunError, got ${error._tag}`)
+      expect(failureIn(Exit.fail(error)).retryable).toBe(false)
+      expect(error.message).toBe(
+        "The model call failed: the provider request could not be built from this prompt (RangeError: Maximum call stack size exceeded); " +
+          "it is not retried, since the same prompt fails the same way: look in the chain for tool arguments or results that are nested " +
+          "too deeply, cyclic, or hold values JSON cannot represent (a BigInt, a function)"
+      )
     }))
 })
 

@@ -11,17 +11,22 @@
  * - an ensemble whose agent's `llm` is the bridge layer;
  * - faults: 429 with `retry-after-ms` / `retry-after`, 500, 400, a connection
  *   dropped mid-stream, malformed tool-call JSON, a timeout — each ends in a
- *   typed error or a recovered run with the chain intact.
+ *   typed error or a recovered run with the chain intact;
+ * - secrets: a 401 whose body echoes the `Authorization` header — the key
+ *   appears in no error message, printout, event or span;
+ * - a prompt the real client cannot serialise (tool arguments nested 100,000
+ *   levels deep): one attempt, not retried, nothing sent.
  *
  * Delays are real but short (`it.live`); the exact schedule timings are
  * unit-tested under TestClock in Bridge.test.ts.
  */
 import { createOpenAI } from "@ai-sdk/openai"
+import { APICallError } from "@ai-sdk/provider"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
-import type { AiSdkModel } from "../../src/ai-sdk/index.ts"
-import { ChatModel } from "../../src/ai-sdk/index.ts"
+import { inspect } from "node:util"
+import { Cause, Effect, Exit, Layer, Schema, Stream, Tracer } from "effect"
+import { Prompt, Tool, Toolkit } from "effect/ai"
+import { AiSdkModel, ChatModel } from "../../src/ai-sdk/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { Chain, LoopError, Mode, ModelRetry } from "../../src/index.ts"
 import type { RunEvent } from "../../src/index.ts"
@@ -575,3 +580,141 @@ describe("chat API: retry-after in seconds", () => {
       expect(times[1] - times[0]).toBeLessThan(1_500)
     }))
 })
+
+// -----------------------------------------------------------------------------
+// Secrets
+// -----------------------------------------------------------------------------
+
+const key = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+
+/** A 401 whose message echoes the Authorization header the request carried, as some gateways do. */
+const echoing: OpenAiServer.ServerTurn = (request) => ({
+  status: 401,
+  body: OpenAiServer.errorBody(
+    `Invalid authorization header '${request.headers.authorization}'`,
+    "invalid_request_error",
+    "invalid_api_key"
+  )
+})
+
+/** The real client for `api` with `apiKey`, pointed at `server`. */
+const clientModel = (server: OpenAiServer.OpenAiServer, api: Api, apiKey: string) => {
+  const provider = createOpenAI({ baseURL: server.baseURL, apiKey })
+  return api === "chat" ? provider.chat("gpt-test") : provider.responses("gpt-test")
+}
+
+/** What an OTLP exporter writes for each failed span: the exception's message and stack, causes included. */
+const exported = (spans: ReadonlyArray<Tracer.NativeSpan>): ReadonlyArray<string> =>
+  spans.flatMap((span) =>
+    span.status._tag === "Ended" && Exit.isFailure(span.status.exit)
+      ? Cause.prettyErrors(span.status.exit.cause, { includeCauseInStack: true }).map((error) => `${error.message}\n${error.stack}`)
+      : []
+  )
+
+for (const api of apis) {
+  describe(`${api} API: secrets`, () => {
+    it.live("a 401 echoing the key: the key reaches the server, not the RunError, its printouts, the events or the spans", () =>
+      Effect.gen(function*() {
+        const server = yield* OpenAiServer.make([echoing])
+        const spans: Array<Tracer.NativeSpan> = []
+        const tracer = Tracer.make({
+          span: (options) => {
+            const span = new Tracer.NativeSpan(options)
+            spans.push(span)
+            return span
+          }
+        })
+        const { error, events } = yield* collect(
+          Chain.stream(hello(), { mode: Mode.whileNeedsResponse }).pipe(Stream.provide(ChatModel.fromAiSdk(clientModel(server, api, key))))
+        ).pipe(Effect.withTracer(tracer))
+        // the key was sent, and echoed back
+        expect(server.requests[0].headers.authorization).toBe(`Bearer ${key}`)
+        const failure = error === undefined ? undefined : Cause.squash(error)
+        if (!(failure instanceof LoopError.RunError)) throw new Error("expected a RunError")
+        const reason = reasonOf(failure)
+        expect(failure.message).toBe("The model call failed (HTTP 401): Invalid authorization header 'Bearer [REDACTED]'")
+        expect(reason.description).toBe("Invalid authorization header 'Bearer [REDACTED]'")
+        expect([reason.status, reason.retryable]).toEqual([401, false])
+        expect(brief(events)).toEqual([
+          "RunStarted",
+          "ModelCallStarted",
+          `failed #1.1: ${failure.message}`,
+          "RunFailed"
+        ])
+        // the provider's error is kept, and still readable (redacted), but left out of printouts
+        const cause = reason.cause
+        expect(APICallError.isInstance(cause)).toBe(true)
+        if (!APICallError.isInstance(cause)) return
+        expect(cause.statusCode).toBe(401)
+        expect(cause.responseBody).toContain("Bearer [REDACTED]")
+        expect(cause.requestBodyValues).toBeDefined()
+        expect(Object.keys(cause)).not.toContain("requestBodyValues")
+        const written = [
+          failure.message,
+          String(failure),
+          JSON.stringify(failure),
+          inspect(failure),
+          inspect(reason),
+          inspect(cause),
+          cause.message,
+          cause.stack ?? "",
+          JSON.stringify(events),
+          ...exported(spans)
+        ]
+        expect(exported(spans)).toHaveLength(2) // the chat span and the invoke_agent span failed
+        expect(written.filter((text) => text.includes(key))).toEqual([])
+      }))
+  })
+}
+
+// -----------------------------------------------------------------------------
+// A prompt the real client cannot serialise
+// -----------------------------------------------------------------------------
+
+/** A value nested `depth` levels deep. */
+const nested = (depth: number): unknown => {
+  let value: unknown = "bottom"
+  for (let i = 0; i < depth; i++) value = { inner: value }
+  return value
+}
+
+/** A history whose assistant turn called a tool with arguments nested 100,000 levels deep (JSON.stringify overflows). */
+const deepArguments: ChatModel.GenerateRequest = {
+  prompt: Prompt.fromMessages([
+    Prompt.userMessage({ content: [Prompt.textPart({ text: "Weather?" })] }),
+    Prompt.assistantMessage({
+      content: [Prompt.toolCallPart({ id: "c1", name: "get_weather", params: nested(100_000), providerExecuted: false })]
+    }),
+    Prompt.toolMessage({
+      content: [Prompt.toolResultPart({ id: "c1", name: "get_weather", isFailure: true, result: "bad arguments", providerExecuted: false })]
+    })
+  ]),
+  tools: Object.values(toolkit.tools),
+  toolChoice: "auto"
+}
+
+for (const api of apis) {
+  describe(`${api} API: a prompt the client cannot serialise`, () => {
+    it.live("tool arguments nested 100,000 levels deep: with ModelRetry, one attempt, not retryable, and no request sent", () =>
+      Effect.gen(function*() {
+        const server = yield* OpenAiServer.make([{ text: "never" }, { text: "never" }, { text: "never" }, { text: "never" }])
+        const service = yield* AiSdkModel.make(clientModel(server, api, "test"))
+        for (const call of [service.generate(deepArguments), Stream.runCollect(service.stream(deepArguments))]) {
+          let attempts = 0
+          const error = yield* Effect.flip(
+            Effect.suspend(() => {
+              attempts++
+              return call as Effect.Effect<unknown, ChatModel.ChatModelError>
+            }).pipe(Effect.retry(ModelRetry.schedule({ base: "1 millis" })))
+          )
+          expect(attempts).toBe(1)
+          if (error._tag !== "ModelCallFailed") throw new Error(`expected ModelCallFailed, got ${error._tag}`)
+          expect(error.retryable).toBe(false)
+          expect(error.description).toMatch(
+            /^the provider request could not be built from this prompt \(RangeError: Maximum call stack size exceeded\); it is not retried/
+          )
+        }
+        expect(server.calls).toBe(0)
+      }))
+  })
+}

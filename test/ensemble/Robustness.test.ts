@@ -9,6 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
+import * as Privacy from "../../src/Privacy.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import { roleOf, textOf } from "../support/transcript.ts"
 
@@ -222,5 +223,36 @@ describe("verbose ensembles log every task, in every workflow", () => {
         "Task failed: 'Write now': The model call failed: overloaded",
         expect.stringMatching(/^Task completed: 'Coordinate your team/)
       ])
+    }))
+})
+
+describe("verbose logs keep secrets and, with Privacy.OmitContent, personal data out", () => {
+  const run = (omit: boolean) =>
+    Effect.gen(function*() {
+      const writer = yield* Agent.make({ role: "Writer", goal: "Write for Jane Roe", verbose: true })
+      const task = yield* Task.make({ description: "Write to Jane Roe, key sk-proj-abcdefghijklmnopqrstuvwxABCDEFGH1234", expectedOutput: "x", agent: writer })
+      const logs: Array<string> = []
+      const capture = Logger.make<unknown, void>(({ message }) => {
+        logs.push(Array.isArray(message) ? message.join(" ") : String(message))
+      })
+      const ensemble = yield* Ensemble.make({ agents: [writer], tasks: [task], verbose: true })
+      const model = ChatModel.scripted([{ text: "Dear Jane Roe, ..." }])
+      const running = Ensemble.run(ensemble).pipe(Effect.provide([model.layer, Logger.layer([capture])]))
+      yield* (omit ? Privacy.omitContent(running) : running)
+      return logs.join("\n")
+    })
+
+  it.effect("credentials are redacted from every log line", () =>
+    Effect.gen(function*() {
+      const logs = yield* run(false)
+      expect(logs).toContain("Jane Roe")
+      expect(logs).not.toContain("abcdefghijklmnopqrstuvwx")
+    }))
+
+  it.effect("with Privacy.OmitContent, prompts, task descriptions and answers are left out", () =>
+    Effect.gen(function*() {
+      const logs = yield* run(true)
+      expect(logs).toContain("characters, omitted")
+      expect(logs).not.toContain("Jane Roe")
     }))
 })

@@ -14,6 +14,8 @@ import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../../ensemble/Agent.ts"
 import type { DelegationRecord, DelegationRequest } from "../../ensemble/Delegation.ts"
 import { publish } from "../../ensemble/EnsembleEvent.ts"
+import { OmitContent } from "../../Privacy.ts"
+import { forLog } from "../redact.ts"
 import * as Role from "../../ensemble/Role.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 import { type Budget, refusal, takeDelegation } from "./budget.ts"
@@ -39,21 +41,27 @@ export interface Delegations {
   readonly budget: Budget
 }
 
-/** @internal logs a task's start, end and failure when the ensemble is verbose */
+/**
+ * @internal logs a task's start, end and failure when the ensemble is verbose
+ * (credentials redacted; with `Privacy.OmitContent`, the task's text left out)
+ */
 export const logged = <R>(
   d: Delegations,
   task: ResolvedTask,
   run: Effect.Effect<TaskOutput, TaskFailure, R>
 ): Effect.Effect<TaskOutput, TaskFailure, R> =>
-  !d.verbose ? run : Effect.logInfo(`Task started: '${task.description}' (agent '${task.agent.role}')`).pipe(
-    Effect.andThen(run),
-    Effect.tap((output) =>
-      Effect.logInfo(
-        `Task completed: '${task.description}' in ${Duration.format(output.duration)}, ${output.toolCallCount} tool call(s)`
-      )
-    ),
-    Effect.tapError((failure) => Effect.logInfo(`Task failed: '${task.description}': ${failure.reason}`))
-  )
+  !d.verbose ? run : Effect.flatMap(OmitContent, (omit: boolean) => {
+    const what = forLog(task.description, omit)
+    return Effect.logInfo(`Task started: '${what}' (agent '${task.agent.role}')`).pipe(
+      Effect.andThen(run),
+      Effect.tap((output) =>
+        Effect.logInfo(
+          `Task completed: '${what}' in ${Duration.format(output.duration)}, ${output.toolCallCount} tool call(s)`
+        )
+      ),
+      Effect.tapError((failure) => Effect.logInfo(`Task failed: '${what}': ${forLog(failure.reason, false)}`))
+    )
+  })
 
 /** @internal the arguments of both delegation tools */
 export const DelegateParameters = Schema.Struct({

@@ -15,8 +15,10 @@ import * as Mode from "../../Mode.ts"
 import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
 import * as AgentPrompt from "../../ensemble/AgentPrompt.ts"
 import { isWatched, publish, Sink } from "../../ensemble/EnsembleEvent.ts"
+import { OmitContent } from "../../Privacy.ts"
 import { Observer } from "../../RunEvent.ts"
 import { messageOf } from "../describe.ts"
+import { forLog } from "../redact.ts"
 import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
 
 /** @internal a task with its templates filled */
@@ -175,8 +177,9 @@ export const runTask = (
   const work = Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     if (agent.verbose) {
-      yield* Effect.logInfo(`[${agent.role}] system prompt:\n${system}`)
-      yield* Effect.logInfo(`[${agent.role}] task prompt:\n${textOfLast(chain)}`)
+      const omit = yield* OmitContent
+      yield* Effect.logInfo(`[${agent.role}] system prompt:\n${forLog(system, omit)}`)
+      yield* Effect.logInfo(`[${agent.role}] task prompt:\n${forLog(textOfLast(chain), omit)}`)
     }
     const outcome = yield* Chain.run(chain, {
       mode: Mode.whileNeedsResponse,
@@ -209,7 +212,7 @@ export const runTask = (
       ? { raw: text, parsed: undefined }
       : yield* structured(task, system, task.outputType, jsonSchema, text)
     const finished = yield* Clock.currentTimeMillis
-    if (agent.verbose) yield* Effect.logInfo(`[${agent.role}] answer:\n${result.raw}`)
+    if (agent.verbose) yield* Effect.logInfo(`[${agent.role}] answer:\n${forLog(result.raw, yield* OmitContent)}`)
     const output: TaskOutput = {
       raw: result.raw,
       taskDescription: task.description,

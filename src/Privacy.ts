@@ -1,0 +1,126 @@
+/**
+ * Keeping secrets and personal data out of what the library writes.
+ *
+ * **Secrets.** Every text the library composes — the `message` of its
+ * errors (`LoopError.*`, `RunError`), the `message` of `ModelCallFailed` and
+ * `RunFailed` events, the status of its spans, its log lines — goes through
+ * {@link redactSecrets}, so a provider error that echoes the credential
+ * (`Bearer sk-…`) does not reach a log, a trace or a UI. Printing a
+ * `RunError` (`console.log`, `String`, `JSON.stringify`, an uncaught
+ * failure) shows its tag, its message and a summary of its chain, never the
+ * chain's content; a `ModelCallFailed` never prints its `cause` (the
+ * provider's error, which may hold the request).
+ *
+ * **Content.** With {@link OmitContent} on, events carry no tool arguments,
+ * tool results, model text or text deltas, and no chain documents (a
+ * `RunEvent.ChainSummary` instead); the library's spans and log lines
+ * carry no content either. The run itself, its `Outcome` and its `RunError`
+ * are unchanged: the chain is yours.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import * as Redact from "./internal/redact.ts"
+
+/**
+ * `text` with credential-looking substrings replaced by `[REDACTED]`:
+ * `Bearer <token>`, `Authorization: …`, OpenAI and Anthropic keys
+ * (`sk-…`, `sk-proj-…`, `sk-ant-…`), AWS access key ids (`AKIA…`), Google API
+ * keys (`AIza…`), GitHub tokens (`ghp_…`, `github_pat_…`), Slack tokens
+ * (`xoxb-…`), JSON Web Tokens, PEM private keys, passwords in URLs, and the
+ * value of `api_key` / `apikey` / `x-api-key` / `password` / `secret` /
+ * `token` / … pairs in JSON, query strings, headers and environment lines.
+ * A well-known prefix is kept (`sk-[REDACTED]`) so you can still tell which
+ * credential it was.
+ *
+ * It takes time linear in the length of `text`, and keeps at most 65,536
+ * characters of it (a note says how many more there were). It never throws.
+ * Use it for text of your own that may hold provider output.
+ *
+ * @example
+ * ```ts
+ * import { Privacy } from "loopwork"
+ *
+ * Privacy.redactSecrets("Invalid header: Bearer sk-proj-4f9a8b7c6d5e4f3a2b1c")
+ * // "Invalid header: Bearer [REDACTED]"
+ * Privacy.redactSecrets('{"api_key": "abc123", "max_tokens": 100}')
+ * // '{"api_key": "[REDACTED]", "max_tokens": 100}'
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const redactSecrets: (text: string) => string = Redact.redactSecrets
+
+/**
+ * Whether runs keep content out of their events, spans and logs (a
+ * `Context.Reference`; off by default). Turn it on for runs that handle
+ * personal data, with {@link layerOmitContent} or {@link omitContent}.
+ *
+ * With it on:
+ * - `ToolCallStarted` has no `params`; `ToolCallFinished` has no `result`;
+ * - `TextDelta` events are not sent; `ModelCallFinished.text` and
+ *   `RunFinished.text` are `""`;
+ * - `RunPaused`, `RunFinished` and `RunFailed` carry a
+ *   `RunEvent.ChainSummary` (message count, `runCount`) instead of the
+ *   chain's document, and the calls of a `RunPaused` reason have
+ *   `params: null`;
+ * - spans carry names, ids, statuses and token counts only, and log lines
+ *   carry no prompt, answer or task text.
+ *
+ * Error messages stay (with secrets redacted): they tell you what to fix.
+ * A paused run's chain then comes from `Chain.run`'s `Pause` outcome, not
+ * from the `RunPaused` event.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Privacy } from "loopwork"
+ *
+ * const omitted = Effect.gen(function*() {
+ *   return yield* Privacy.OmitContent // false unless turned on
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const OmitContent = Context.Reference<boolean>("loopwork/Privacy/OmitContent", { defaultValue: () => false })
+
+/**
+ * A layer turning {@link OmitContent} on for everything it is provided to.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer, Stream } from "effect"
+ * import { Chain, ChatModel, Mode, Privacy } from "loopwork"
+ *
+ * const model = ChatModel.scripted([{ text: "Your balance is 1,204.50 EUR" }])
+ * const events = Chain.stream(Chain.make({ user: "What is my balance?" }), { mode: Mode.whileNeedsResponse }).pipe(
+ *   Stream.runCollect,
+ *   Effect.provide(Layer.merge(model.layer, Privacy.layerOmitContent))
+ * )
+ * // RunFinished { reason: "done", text: "", chain: { _tag: "ChainSummary", messages: 2, runCount: 1 } }, no TextDelta
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerOmitContent: Layer.Layer<never> = Layer.succeed(OmitContent, true)
+
+/**
+ * `effect` with {@link OmitContent} on.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain, Mode, Privacy, RunEvent } from "loopwork"
+ *
+ * declare const chain: Chain.Chain
+ * const audited = Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(
+ *   Effect.provideService(RunEvent.Observer, { emit: (event) => Effect.log(event), streaming: false }),
+ *   Privacy.omitContent
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const omitContent = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, OmitContent, true)
