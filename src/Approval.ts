@@ -25,6 +25,7 @@
 import { Effect, Function, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import type { Chain } from "./Chain.ts"
+import { isChain } from "./internal/chainTypeId.ts"
 import { checkParamsFor, rewriteParams, waitingIds } from "./internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { CallState, ToolCall } from "./ToolCall.ts"
@@ -121,7 +122,9 @@ const decodeDecisions = Schema.decodeUnknownEffect(Schema.Record(Schema.String, 
  * decision is checked first: ids that are not awaiting approval fail with
  * `CallNotAwaiting`, edited arguments that do not match the tool's schema
  * fail with `InvalidResumeValue`, and in either case nothing changes. Run the
- * returned chain again to carry them out.
+ * returned chain again to carry them out. Input from JSON or JavaScript that
+ * is not a chain, or not a record of decisions, fails with `InvalidInput`
+ * (`chain`, `approval decisions`).
  *
  * @example
  * ```ts
@@ -151,6 +154,9 @@ export const decide: {
   input: Readonly<Record<string, Decision>>
 ): Effect.Effect<Chain<Tools>, CallNotAwaiting | InvalidResumeValue | InvalidInput> =>
   Effect.gen(function*() {
+    if (!isChain(chain)) {
+      return yield* new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
+    }
     const decisions = yield* decodeDecisions(input).pipe(
       Effect.mapError((error) =>
         new InvalidInput({

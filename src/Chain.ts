@@ -12,9 +12,21 @@
  * `run` is the entry point: it runs a chain in a mode and ends in `Ok` or
  * `Pause`, or fails with a `RunError` that carries the chain.
  *
+ * Bad input from JSON or JavaScript never throws. Where it is checked:
+ *
+ * - `make` checks every option fully (a Schema) but, being synchronous,
+ *   cannot fail: given a wrongly shaped value it returns a chain that holds
+ *   the problem in place of its messages;
+ * - `run` and `stream` report that problem, and check the chain's shape
+ *   (messages, toolkit, context) and every option, failing with a `RunError`
+ *   whose reason is an `InvalidInput` naming the field, before any model call;
+ * - `encode` fails with a `ChainCodecError` naming the field for the same
+ *   problems in what it stores (the toolkit is not stored, so not checked);
+ * - `addUser` given a non-string appends the problem the same way.
+ *
  * @since 0.1.0
  */
-import { type Cause, Context, Effect, Exit, Queue, Schema, Stream } from "effect"
+import { Cause, Context, Effect, Exit, Queue, Schema, SchemaIssue, Stream } from "effect"
 import { Prompt, Response, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
@@ -25,7 +37,14 @@ import { eventStream } from "./internal/eventStream.ts"
 import { inconsistency } from "./internal/consistency.ts"
 import * as JsonBounds from "./internal/jsonBounds.ts"
 import * as MessageCodec from "./internal/messageCodec.ts"
-import { isPositiveInt, isToolkit, validateOptions, validateToolkit } from "./internal/options.ts"
+import {
+  checkFunction,
+  checkObject,
+  isPositiveInt,
+  isToolkit,
+  validateOptions,
+  validateToolkit
+} from "./internal/options.ts"
 import * as Signature from "./internal/signature.ts"
 import { withSpanIn } from "./internal/tracing.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
@@ -228,6 +247,16 @@ export interface MakeOptions<Tools extends Record<string, Tool.Any>> {
 /**
  * Creates a chain from a system prompt, user message(s) and a toolkit.
  *
+ * Options from JSON or JavaScript are checked here (each message against
+ * `Prompt.Message`, `context` as JSON), but `make` never throws: a wrongly
+ * shaped value gives a chain that holds the problem instead of messages, and
+ * `run`, `stream` and `encode` refuse it with an `InvalidInput` (in
+ * `encode`'s `ChainCodecError`) naming the option: `Chain.make options`,
+ * `system`, `user`, `user[1]`, `messages`, `messages[1]`, `toolkit`, `context`,
+ * `context["key"]`, or an unknown key (`Chain.make options["sytem"]`: a
+ * misspelt option would otherwise be lost). Messages must be `Prompt` messages
+ * (`Prompt.userMessage(...)`); decode JSON ones with `Prompt.Message` first.
+ *
  * @example
  * ```ts
  * import { Schema } from "effect"
@@ -241,9 +270,11 @@ export interface MakeOptions<Tools extends Record<string, Tool.Any>> {
  * @since 0.1.0
  */
 export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeOptions<Tools>): Chain<Tools> => {
+  const problem = isCommonShape(options) ? undefined : makeProblem(options)
+  if (problem !== undefined) return refusedChain(problem)
   const messages: Array<Prompt.Message> = []
   if (options.system !== undefined) messages.push(Prompt.systemMessage({ content: options.system }))
-  if (options.messages !== undefined) messages.push(...options.messages)
+  if (options.messages !== undefined) for (const message of options.messages) messages.push(message)
   const users = options.user === undefined ? [] : typeof options.user === "string" ? [options.user] : options.user
   for (const text of users) messages.push(userMessage(text))
   return new Chain<Tools>({
@@ -265,7 +296,171 @@ const userMessage = (text: string): Prompt.UserMessage =>
   Prompt.userMessage({ content: [Prompt.textPart({ text })] })
 
 /**
+ * The rules of {@link make}'s options (the type side: messages must already
+ * be `Prompt` messages).
+ */
+const MakeOptionsSchema = Schema.Struct({
+  system: Schema.optionalKey(Schema.String),
+  user: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Schema.String)])),
+  messages: Schema.optionalKey(Schema.Array(Prompt.Message)),
+  toolkit: Schema.optionalKey(Schema.declare((u): u is Toolkit.Any => isToolkit(u))),
+  context: Schema.optionalKey(Schema.Record(Schema.String, Schema.Json))
+})
+
+const checkMakeOptions = Schema.decodeUnknownExit(Schema.toType(MakeOptionsSchema))
+const issuesOf = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** What each option must be, and each of its elements (`user[1]`, `messages[1]`, `context["key"]`). */
+const makeRules: ReadonlyMap<string, readonly [option: string, element: string]> = new Map([
+  ["system", ["must be a string", "must be a string"]],
+  ["user", ["must be a string or an array of strings", "must be a string"]],
+  ["messages", [
+    "must be an array of Prompt messages",
+    "must be a Prompt message (Prompt.userMessage(...); decode JSON ones with Prompt.Message)"
+  ]],
+  ["toolkit", ["must be a Toolkit (Toolkit.make(...))", "must be a Toolkit (Toolkit.make(...))"]],
+  ["context", [
+    "must be an object of JSON values",
+    "must be a JSON value (null, a boolean, a finite number, a string, an array or an object of them)"
+  ]]
+])
+
+const makeKeys: ReadonlySet<string> = new Set(makeRules.keys())
+
+/** The first key of `options` that is not an option of {@link make} (a misspelt `system` would be lost). */
+const unknownKey = (options: object): string | undefined => {
+  for (const key of Object.keys(options)) if (!makeKeys.has(key)) return key
+  return undefined
+}
+
+/**
+ * The common shape, checked without the Schema (`Chain.run` callers often
+ * make a chain per run): strings for `system` and `user`, a toolkit, no other
+ * key. Anything else goes through {@link makeProblem}.
+ */
+const isCommonShape = (options: unknown): boolean => {
+  if (typeof options !== "object" || options === null) return false
+  const { context, messages, system, toolkit, user } = options as MakeOptions<{}>
+  return (system === undefined || typeof system === "string") && (user === undefined || typeof user === "string") &&
+    messages === undefined && context === undefined && (toolkit === undefined || isToolkit(toolkit)) &&
+    unknownKey(options) === undefined
+}
+
+/** A key or index of a path, as written in a field name (a hostile key is quoted and cut short). */
+const segment = (key: PropertyKey): string => {
+  if (typeof key === "number") return `[${key}]`
+  const text = JSON.stringify(String(key))
+  return `[${text.length > 40 ? `${text.slice(0, 39)}…"` : text}]`
+}
+
+/** The first problem of {@link make}'s options, naming the option (and the element, for arrays and context). */
+const makeProblem = (options: unknown): InvalidInput | undefined => {
+  const shape = checkObject(options, "Chain.make options")
+  if (shape !== undefined) return shape
+  const unknown = unknownKey(options as object)
+  if (unknown !== undefined) {
+    return new InvalidInput({
+      field: `Chain.make options${segment(unknown)}`,
+      rule: "is not an option; the options are system, user, messages, toolkit and context",
+      value: (options as Record<string, unknown>)[unknown]
+    })
+  }
+  const exit = checkMakeOptions(options)
+  if (Exit.isSuccess(exit)) return undefined
+  const error = Cause.squash(exit.cause)
+  const path = (Schema.isSchemaError(error) ? issuesOf(error.issue).issues[0]?.path ?? [] : []).map((at) =>
+    typeof at === "object" ? at.key : at
+  )
+  const option = String(path[0] ?? "")
+  const rules = Object.hasOwn(options as object, option) ? makeRules.get(option) : undefined
+  if (rules === undefined) {
+    return new InvalidInput({ field: "Chain.make options", rule: "must be { system?, user?, messages?, toolkit?, context? }", value: options })
+  }
+  const value: unknown = (options as Record<string, unknown>)[option]
+  if (path.length < 2 || typeof value !== "object" || value === null) {
+    return new InvalidInput({ field: option, rule: rules[0], value })
+  }
+  const key = path[1]
+  return new InvalidInput({
+    field: `${option}${segment(key)}`,
+    rule: rules[1],
+    value: Object.hasOwn(value, key) ? (value as Record<PropertyKey, unknown>)[key] : undefined
+  })
+}
+
+/**
+ * Stands in a chain's messages for bad input to {@link make} or
+ * {@link addUser}: `run`, `stream` and `encode` report its problem.
+ */
+class Refused {
+  readonly problem: InvalidInput
+  constructor(problem: InvalidInput) {
+    this.problem = problem
+  }
+}
+
+const refusedMessage = (problem: InvalidInput): Prompt.Message => new Refused(problem) as unknown as Prompt.Message
+
+/** A new chain with these messages and nothing else. */
+const bareChain = <Tools extends Record<string, Tool.Any>>(messages: ReadonlyArray<Prompt.Message>): Chain<Tools> =>
+  new Chain<Tools>({
+    messages,
+    toolkit: emptyToolkit,
+    lastResponse: undefined,
+    pendingToolCalls: [],
+    lastToolResults: [],
+    roundResults: [],
+    callStates: noCallStates,
+    runCount: 0,
+    failureCount: 0,
+    modeState: {},
+    context: {}
+  })
+
+/** A chain made from bad options: no usable message, only the problem. */
+const refusedChain = <Tools extends Record<string, Tool.Any>>(problem: InvalidInput): Chain<Tools> =>
+  bareChain([refusedMessage(problem)])
+
+const isRecord = (u: unknown): boolean => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * The first problem of a chain given to `run` or `encode`: not a chain, or a
+ * field that does not hold what the loop reads (a cheap shape check: `make`
+ * and `decode` check the messages' content, `encode` the context's JSON).
+ * `run` also checks the toolkit, which `encode` does not store.
+ */
+const chainProblem = (chain: unknown, withToolkit: boolean): InvalidInput | undefined => {
+  if (!isChain(chain)) {
+    return new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
+  }
+  const messages: unknown = chain.messages
+  if (!Array.isArray(messages)) {
+    return new InvalidInput({ field: "chain.messages", rule: "must be an array of Prompt messages", value: messages })
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i]
+    if (Prompt.isMessage(message)) continue
+    return message instanceof Refused
+      ? message.problem
+      : new InvalidInput({ field: `chain.messages[${i}]`, rule: "must be a Prompt message", value: message })
+  }
+  if (withToolkit && !isToolkit(chain.toolkit)) {
+    return new InvalidInput({ field: "chain.toolkit", rule: "must be a Toolkit (Toolkit.make(...))", value: chain.toolkit })
+  }
+  if (!isRecord(chain.context)) {
+    return new InvalidInput({ field: "chain.context", rule: "must be an object of JSON values", value: chain.context })
+  }
+  if (!isRecord(chain.modeState)) {
+    return new InvalidInput({ field: "chain.modeState", rule: "must be an object of JSON values", value: chain.modeState })
+  }
+  return undefined
+}
+
+/**
  * Appends a user message (e.g. the next question of a conversation).
+ * Given a non-string (from JavaScript) it does not throw: it appends the
+ * problem, and `run`, `stream` and `encode` refuse the chain with an
+ * `InvalidInput` for `addUser text`.
  *
  * @example
  * ```ts
@@ -277,8 +472,13 @@ const userMessage = (text: string): Prompt.UserMessage =>
  *
  * @since 0.1.0
  */
-export const addUser = (text: string) => <Tools extends Record<string, Tool.Any>>(chain: Chain<Tools>): Chain<Tools> =>
-  chain.copy({ messages: [...chain.messages, userMessage(text)] })
+export const addUser = (text: string) => {
+  const problem = typeof text === "string"
+    ? undefined
+    : new InvalidInput({ field: "addUser text", rule: "must be a string", value: text })
+  return <Tools extends Record<string, Tool.Any>>(chain: Chain<Tools>): Chain<Tools> =>
+    chain.copy({ messages: [...chain.messages, problem === undefined ? userMessage(text) : refusedMessage(problem)] })
+}
 
 /**
  * The text of the last model response ("" if there is none).
@@ -456,7 +656,10 @@ const decodeDocument = Schema.decodeUnknownEffect(Document)
  * Turns a chain into a JSON-safe document (`JSON.stringify` it to store).
  * The toolkit is not included. The document's keys come in a fixed order,
  * so a chain read back with {@link decode} encodes to the same text. With
- * `signingKey`, the document carries an HMAC-SHA-256 `signature`.
+ * `signingKey`, the document carries an HMAC-SHA-256 `signature`. A value
+ * that is not a chain, a chain made from bad input (see {@link make}), or
+ * options that are not an object fail with a `ChainCodecError` naming the
+ * field.
  *
  * @example
  * ```ts
@@ -469,6 +672,8 @@ const decodeDocument = Schema.decodeUnknownEffect(Document)
  * @since 0.1.0
  */
 export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typeof Document.Encoded, ChainCodecError> => {
+  const invalid = chainProblem(chain, false) ?? checkObject(options, "options", true)
+  if (invalid !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: invalid.message }))
   const signingKey = options?.signingKey
   if (signingKey !== undefined) {
     const problem = Signature.keyProblem(signingKey)
@@ -534,6 +739,9 @@ const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unknown>, C
   if (typeof document !== "object" || document === null || Array.isArray(document)) {
     return Effect.fail(decodeFailure("expected a JSON object written by Chain.encode"))
   }
+  // Bounded first: everything after reads (and quotes) the document's values.
+  const problem = JsonBounds.check(document, documentLimits)
+  if (problem !== undefined) return Effect.fail(decodeFailure(`the document is ${JsonBounds.describe(problem)}`))
   const format = Object.hasOwn(document, "format") ? (document as { format?: unknown }).format : undefined
   const version = Object.hasOwn(document, "version") ? (document as { version?: unknown }).version : undefined
   if (format !== "loopwork/chain") {
@@ -544,15 +752,18 @@ const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unknown>, C
       `unsupported format version ${version === undefined ? "(missing)" : shortJson(version)}; this loopwork reads versions 1 and ${formatVersion}`
     ))
   }
-  const problem = JsonBounds.check(document, documentLimits)
-  if (problem !== undefined) return Effect.fail(decodeFailure(`the document is ${JsonBounds.describe(problem)}`))
   return Effect.succeed(document as Record<string, unknown>)
 }
 
 /** A value as short JSON for a message (a hostile document may hold anything). */
 const shortJson = (value: unknown): string => {
   if (value === undefined) return "nothing"
-  const text = JSON.stringify(value) ?? String(value)
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? typeof value
+  } catch {
+    text = typeof value
+  }
   return text.length > 60 ? `${text.slice(0, 60)}…` : text
 }
 
@@ -650,6 +861,10 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
   options?: DecodeOptions<Tools>
 ): Effect.Effect<Chain<Tools>, ChainCodecError> =>
   Effect.gen(function*() {
+    // A JavaScript caller's `decode(text, "key")` must not skip the signature check silently.
+    if (options !== undefined && (typeof options !== "object" || options === null)) {
+      return yield* decodeFailure("the options must be an object ({ toolkit, signingKey })")
+    }
     const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, options?.signingKey)))
     const document = yield* decodeDocument(envelope).pipe(
       Effect.mapError((error) => decodeFailure(error.message))
@@ -732,7 +947,13 @@ export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFo
 /**
  * Runs a chain in a mode. Succeeds with `Ok` (finished) or `Pause` (a clean
  * checkpoint); fails with a `RunError` that carries the error and the chain as
- * it stood. Options are validated before any model call.
+ * it stood. The chain and the options are checked before any model call:
+ * bad input (a chain made from bad options, a chain or options that are not
+ * one, a mode that is not a function, an option that breaks its rule) fails
+ * with a `RunError` whose reason is an `InvalidInput` naming the field (when
+ * `chain` is not a chain, the error carries an empty chain). The check is
+ * cheap: a look at each message's kind, not its content (`make` and `decode`
+ * check that).
  *
  * @example
  * ```ts
@@ -755,16 +976,31 @@ export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
 ): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> =>
   Effect.flatMap(Effect.context<never>(), (context) => {
     const observer = Context.get(context, Observer)
-    const core = runCore(chain as Chain, options)
-    return withSpanIn(context, isActive(observer) ? reported(chain as Chain, core, observer) : core, "invoke_agent", {
-      attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": chain.runCount }
+    const erased: Chain = isChain(chain) ? chain : noChain
+    const core = runCore(chain, erased, options)
+    return withSpanIn(context, isActive(observer) ? reported(erased, core, observer) : core, "invoke_agent", {
+      attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": erased.runCount }
     })
   })
 
-const runCore = <R>(erased: Chain, options: RunOptions<R>): Effect.Effect<Outcome.Final, RunError, R> => {
-  const invalid = validateOptions(options) ?? validateToolkit(erased.toolkit) ?? (erased.messages.length === 0
-    ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
-    : undefined)
+/** What a `RunError` carries when `run` was not given a chain. */
+const noChain: Chain = bareChain([])
+
+const modeRule = "must be a Mode: a function (chain, options) => Effect<Outcome>, e.g. Mode.whileNeedsResponse"
+
+/** The first problem of `run`'s input, in the order a reader fixes them: the chain, then the options. */
+const runProblem = (input: unknown, chain: Chain, options: unknown): InvalidInput | undefined =>
+  chainProblem(input, true) ??
+    checkObject(options, "options") ??
+    checkFunction((options as RunOptions<unknown>).mode, "mode", modeRule) ??
+    validateOptions(options as Options) ??
+    validateToolkit(chain.toolkit) ??
+    (chain.messages.length === 0
+      ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
+      : undefined)
+
+const runCore = <R>(input: unknown, erased: Chain, options: RunOptions<R>): Effect.Effect<Outcome.Final, RunError, R> => {
+  const invalid = runProblem(input, erased, options)
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
   const since = budgetStart(erased)
   return Effect.flatMap(options.mode(erased, options), (outcome): Effect.Effect<Outcome.Final, RunError> => {
@@ -836,7 +1072,9 @@ export interface StreamOptions<R = never> extends RunOptions<R> {
  * `RunPaused` with the chain's JSON document, or `RunFailed`, after which the
  * stream fails with the same `RunError` `run` fails with. Model calls use
  * `ChatModel.stream`; the streamed response is assembled into the same chain
- * `run` produces. Interrupting the stream interrupts the run.
+ * `run` produces. Interrupting the stream interrupts the run. Bad input is
+ * refused as by `run` (after `RunStarted` and `RunFailed`), before any model
+ * call; a bad `bufferSize` fails the stream at once.
  *
  * @example
  * ```ts
@@ -856,12 +1094,12 @@ export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
   chain: Chain<Tools>,
   options: StreamOptions<R>
 ): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> => {
-  const bufferSize = options.bufferSize ?? 256
+  const bufferSize = (isRecord(options) ? options.bufferSize : undefined) ?? 256
   if (!isPositiveInt(bufferSize)) {
     return Stream.fail(
       new RunError({
         reason: new InvalidInput({ field: "bufferSize", rule: "must be a whole number of events, at least 1", value: bufferSize }),
-        chain: chain as Chain
+        chain: isChain(chain) ? chain : noChain
       })
     )
   }

@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
-import { LanguageModel, Response, Toolkit } from "effect/ai"
-import type { Prompt, Tool } from "effect/ai"
+import { LanguageModel, Prompt, Response, Toolkit } from "effect/ai"
+import type { Tool } from "effect/ai"
 import * as Parts from "./internal/parts.ts"
 import { redactSecrets } from "./internal/redact.ts"
 import { ModelCallFailed } from "./LoopError.ts"
@@ -170,6 +170,37 @@ interface DeferredGenerate {
 }
 
 /**
+ * The prompt without effect/ai's own approval parts (`tool-approval-request`
+ * in assistant messages, `tool-approval-response` in tool messages). The
+ * loop owns approvals; left in, effect/ai's `generateText` would run a call
+ * the prompt shows as "approved" with the handlers of the run's context,
+ * before the provider is called and outside the loop's approval check. A
+ * chain's messages may come from a client or a stored document, so they are
+ * never trusted to grant that.
+ */
+const withoutApprovalParts = (prompt: Prompt.Prompt): Prompt.Prompt => {
+  let found = false
+  for (const message of prompt.content) {
+    if (message.role !== "assistant" && message.role !== "tool") continue
+    for (const part of message.content) {
+      if (part.type === "tool-approval-request" || part.type === "tool-approval-response") found = true
+    }
+  }
+  if (!found) return prompt
+  const messages: Array<Prompt.Message> = []
+  for (const message of prompt.content) {
+    if (message.role === "assistant") {
+      const content = message.content.filter((part) => part.type !== "tool-approval-request")
+      if (content.length > 0) messages.push(Prompt.makeMessage("assistant", { content, options: message.options }))
+    } else if (message.role === "tool") {
+      const content = message.content.filter((part) => part.type !== "tool-approval-response")
+      if (content.length > 0) messages.push(Prompt.makeMessage("tool", { content, options: message.options }))
+    } else messages.push(message)
+  }
+  return Prompt.fromMessages(messages)
+}
+
+/**
  * Adapts any `effect/ai` `LanguageModel` to the `ChatModel` port.
  *
  * It calls `generateText` / `streamText` with `disableToolCallResolution: true`
@@ -199,7 +230,7 @@ export const layerLanguageModel: Layer.Layer<ChatModel, never, LanguageModel.Lan
     // deferred-validation shape directly.
     const model = languageModel as unknown as DeferredGenerate
     const optionsOf = (request: GenerateRequest) => ({
-      prompt: request.prompt,
+      prompt: withoutApprovalParts(request.prompt),
       toolkit: toolkitOf(request.tools),
       toolChoice: request.toolChoice,
       disableToolCallResolution: true as const,
@@ -342,6 +373,8 @@ const replyParts = (reply: ScriptedReply, turn: number): ReadonlyArray<Response.
   return parts
 }
 
+const isReply = (turn: unknown): turn is ScriptedReply => typeof turn === "object" && turn !== null && !Array.isArray(turn)
+
 const streamParts = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => {
   const out: Array<Response.AnyPart> = []
   for (const part of parts) {
@@ -393,8 +426,11 @@ const describeLastMessage = (prompt: Prompt.Prompt): string => {
  *
  * @since 0.1.0
  */
-export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedOptions): ScriptedModel => {
-  const fixed = turns.map((turn, index) => typeof turn === "function" ? undefined : replyParts(turn, index))
+export const scripted = (given: ReadonlyArray<ScriptedTurn>, options?: ScriptedOptions): ScriptedModel => {
+  // A JavaScript caller may pass anything: the model then fails each call with a message, never throws here.
+  const turns: ReadonlyArray<unknown> = Array.isArray(given) ? given : []
+  const misuse = Array.isArray(given) ? undefined : `ChatModel.scripted: turns must be an array of replies or functions`
+  const fixed = turns.map((turn, index) => isReply(turn) ? replyParts(turn, index) : undefined)
   const record = options?.record ?? 1000
   const defaultLatency = options?.latency
   const repeat = options?.repeat === true
@@ -411,6 +447,7 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
       if (requests.length >= record) requests.shift()
       requests.push(request)
     }
+    if (misuse !== undefined) return Effect.fail(new ModelCallFailed({ description: misuse, cause: undefined, retryable: false }))
     const turn = turns[index]
     if (turn === undefined) {
       return Effect.fail(
@@ -421,8 +458,17 @@ export const scripted = (turns: ReadonlyArray<ScriptedTurn>, options?: ScriptedO
         })
       )
     }
-    if (typeof turn !== "function") return { parts: fixed[index]!, reply: turn }
-    const produced = turn(request, index)
+    if (typeof turn !== "function") {
+      if (!isReply(turn)) {
+        return Effect.fail(new ModelCallFailed({
+          description: `ChatModel.scripted: turn ${index + 1} must be a reply object or a function of the request`,
+          cause: undefined,
+          retryable: false
+        }))
+      }
+      return { parts: fixed[index]!, reply: turn }
+    }
+    const produced = (turn as Exclude<ScriptedTurn, ScriptedReply>)(request, index)
     return Effect.isEffect(produced)
       ? Effect.map(produced, (reply) => ({ parts: replyParts(reply, index), reply }))
       : { parts: replyParts(produced, index), reply: produced }

@@ -23,6 +23,7 @@
 import { Context, Effect, Function, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import type { Chain } from "./Chain.ts"
+import { isChain } from "./internal/chainTypeId.ts"
 import { encodeResultFor, waitingIds } from "./internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { ToolCall, ToolResult } from "./ToolCall.ts"
@@ -60,7 +61,10 @@ export interface External {
 }
 
 /**
- * Marks a tool as external (executed by the caller).
+ * Marks a tool as external (executed by the caller). Given anything but a
+ * tool (from JavaScript) it does not throw: it returns the value unchanged,
+ * and `Chain.run` refuses a toolkit holding it (`InvalidInput` for
+ * `chain.toolkit`).
  *
  * @example
  * ```ts
@@ -75,7 +79,13 @@ export interface External {
  *
  * @since 0.1.0
  */
-export const mark = <T extends Tool.Any>(tool: T): T & External => tool.annotate(Annotation, true) as T & External
+export const mark = <T extends Tool.Any>(tool: T): T & External =>
+  (isTool(tool) ? tool.annotate(Annotation, true) : tool) as T & External
+
+/** An effect/ai tool (JavaScript may pass anything). */
+const isTool = (u: unknown): u is Tool.Any =>
+  (typeof u === "object" || typeof u === "function") && u !== null && "~effect/ai/Tool" in u &&
+  typeof (u as { annotate?: unknown }).annotate === "function"
 
 /**
  * Whether a tool is external.
@@ -142,6 +152,8 @@ const decodeSupplied = Schema.decodeUnknownEffect(Schema.Record(Schema.String, S
  * against the tool's success schema; ids that are not waiting for a result,
  * or a result that does not match, fail with a typed error and change
  * nothing. Calls not mentioned stay pending. Run the chain again to go on.
+ * Input from JSON or JavaScript that is not a chain, or not a record of
+ * results, fails with `InvalidInput` (`chain`, `external results`).
  *
  * @example
  * ```ts
@@ -169,6 +181,9 @@ export const supply: {
   input: Readonly<Record<string, Supplied>>
 ): Effect.Effect<Chain<Tools>, CallNotAwaiting | InvalidResumeValue | InvalidInput> =>
   Effect.gen(function*() {
+    if (!isChain(chain)) {
+      return yield* new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
+    }
     const results = yield* decodeSupplied(input, { onExcessProperty: "error" }).pipe(
       Effect.mapError((error) =>
         new InvalidInput({

@@ -16,6 +16,7 @@
 import { Inspectable, Redactable, Schema } from "effect"
 import type { Chain } from "./Chain.ts"
 import { isChain } from "./internal/chainTypeId.ts"
+import { safeString } from "./internal/describe.ts"
 import { redactSecrets } from "./internal/redact.ts"
 
 /**
@@ -506,13 +507,22 @@ const printed = (header: string, fields: ReadonlyArray<string>, stack: string | 
   return out
 }
 
+/** The longest rendering of a bad value an error message quotes. */
+const maxShown = 200
+
+/** A bad value for an error message: JSON where it can be, at most 200 characters. */
 const describeValue = (value: unknown): string => {
+  const shown = renderValue(value)
+  return shown.length <= maxShown ? shown : `${shown.slice(0, maxShown)}… (${shown.length} characters)`
+}
+
+const renderValue = (value: unknown): string => {
   if (typeof value === "string") return JSON.stringify(value)
   if (typeof value === "number" || typeof value === "bigint" || value === undefined) return String(value)
   if (typeof value === "function") return "a function"
   try {
-    return JSON.stringify(value) ?? String(value)
+    return JSON.stringify(value) ?? safeString(value)
   } catch {
-    return String(value)
+    return safeString(value)
   }
 }

@@ -17,6 +17,11 @@
  * with `MaxRunsExceeded` (or the model error) and the chain as it was before
  * that call.
  *
+ * A policy from JSON or JavaScript that is none of these (an unknown string,
+ * `finalAnswer(5)`, `{ _tag: "FinalAnswer" }` without an instruction) is
+ * refused before any model call: `Chain.run` fails, and `Step.checkMaxRuns`
+ * ends the loop, with `InvalidInput` for `onMaxRuns`.
+ *
  * @since 0.1.0
  */
 import type { Effect } from "effect"

@@ -17,6 +17,10 @@
  * direct return, ReturnBehavior) and the run's policies (`Options`). Write
  * your own mode the same way; see `examples/custom-mode.ts`.
  *
+ * Bad input never throws: a built-in mode called with options that break a
+ * rule (or `untilToolUsed` given names that are not names) ends with `Error`
+ * and an `InvalidInput` naming the field, before any model call.
+ *
  * @since 0.1.0
  */
 import type { Duration, Schedule } from "effect"
@@ -26,6 +30,7 @@ import type { ChatModel, ChatModelError, ToolChoice } from "./ChatModel.ts"
 import type * as DirectReturn from "./DirectReturn.ts"
 import { budgetStart } from "./internal/budget.ts"
 import { guarded } from "./internal/guarded.ts"
+import { checkObject, checkToolNames, validateOptions } from "./internal/options.ts"
 import { compile } from "./internal/toolExecutor.ts"
 import { InvalidInput, ToolNamesNotFound } from "./LoopError.ts"
 import type * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
@@ -112,6 +117,16 @@ export type Mode<R = never, O extends Options = Options> = (
 
 const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Ok(chain, "done"))
 
+/**
+ * The options' first problem, for a mode called directly (not through
+ * `Chain.run`, which checks them first) with options from JavaScript.
+ */
+const optionsProblem = (options: Options): InvalidInput | undefined =>
+  checkObject(options, "options") ?? validateOptions(options)
+
+const refused = (chain: Chain, problem: InvalidInput): Effect.Effect<Outcome.Outcome> =>
+  Effect.succeed(new Outcome.Error(chain, problem))
+
 const identity: Step.Step = (self) => self
 
 /**
@@ -174,6 +189,8 @@ const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.P
  * @since 0.1.0
  */
 export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
+  const invalid = optionsProblem(options)
+  if (invalid !== undefined) return refused(chain, invalid)
   if (!chain.needsResponse) return done(chain)
   const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const next = Step.continueOrDone((c: Chain) => loop(c))
@@ -198,6 +215,8 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const untilSuccess: Mode<ChatModel> = (chain, options) => {
+  const invalid = optionsProblem(options)
+  if (invalid !== undefined) return refused(chain, invalid)
   const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const next = Step.continueOrDone((c: Chain) => loop(c))
   const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
@@ -226,6 +245,8 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = (chain, options) => {
+  const invalid = optionsProblem(options)
+  if (invalid !== undefined) return refused(chain, invalid)
   const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
   const shouldContinue = options.shouldContinue
   const decide = Step.make((c: Chain) =>
@@ -258,6 +279,10 @@ export const step: Mode<ChatModel> = (chain, options) => {
  * and loops, bounded by `maxRuns`; set `noTool: "done"` to end on a plain
  * answer instead (Elixir LangChain's behaviour).
  *
+ * `names` from JSON or JavaScript that is not a name or an array of names
+ * does not throw here: the mode ends with `InvalidInput` (field
+ * `untilToolUsed names`) when it runs, before any model call.
+ *
  * @example
  * ```ts
  * import { Chain, Mode } from "loopwork"
@@ -269,10 +294,14 @@ export const step: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatModel> => {
+  const invalid = checkToolNames(names, "untilToolUsed names")
+  if (invalid !== undefined) return (chain) => refused(chain, invalid)
   const list = typeof names === "string" ? [names] : [...names]
   const checkUntilTool = Step.checkUntilTool(list)
   const reminder = NoToolPolicy.reminderFor(list)
   return (chain, options) => {
+    const invalidOptions = optionsProblem(options)
+    if (invalidOptions !== undefined) return refused(chain, invalidOptions)
     if (list.length === 0) {
       return Effect.succeed(new Outcome.Error(
         chain,

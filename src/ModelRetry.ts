@@ -10,6 +10,8 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { ChatModelError } from "./ChatModel.ts"
+import { isNonNegativeInt, isPositiveDuration, refuse } from "./internal/options.ts"
+import { InvalidInput } from "./LoopError.ts"
 
 /**
  * Options of {@link schedule}.
@@ -71,10 +73,39 @@ export const retryAfter = (error: ChatModelError): Duration.Duration =>
     ? Duration.millis(error.retryAfterMillis)
     : Duration.zero
 
+/** The first problem of `schedule`'s options, if any. */
+const optionsProblem = (options: unknown): InvalidInput | undefined => {
+  if (options === undefined) return undefined
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    return new InvalidInput({ field: "ModelRetry.schedule options", rule: "must be an object { times?, base?, max? }", value: options })
+  }
+  const { base, max, times } = options as Options
+  if (times !== undefined && !isNonNegativeInt(times)) {
+    return new InvalidInput({ field: "ModelRetry.schedule times", rule: "must be a whole number of retries, at least 0", value: times })
+  }
+  for (const [field, value] of [["base", base], ["max", max]] as const) {
+    if (value !== undefined && !isPositiveDuration(value)) {
+      return new InvalidInput({
+        field: `ModelRetry.schedule ${field}`,
+        rule: "must be a positive duration (e.g. \"500 millis\" or 500 for milliseconds)",
+        value
+      })
+    }
+  }
+  return undefined
+}
+
 /**
  * Exponential backoff (`base`, doubled each time, at most `max`) for up to
  * `times` retries; each delay is at least the provider's `retry-after`, and
  * failures that are not retryable end the retries at once.
+ *
+ * Options from JSON or JavaScript are checked, but the constructor does not
+ * throw: given bad options (`null`, `times: "x"`, `max: "soon"`) it returns a
+ * schedule that never retries, and `Chain.run` (or the step it is given to:
+ * `Step.callLlmWith`, `Step.checkMaxRuns`) refuses it as `retry` with an
+ * `InvalidInput` naming the option (`ModelRetry.schedule times`) before any
+ * model call.
  *
  * @example
  * ```ts
@@ -87,6 +118,13 @@ export const retryAfter = (error: ChatModelError): Duration.Duration =>
  * @since 0.1.0
  */
 export const schedule = (options?: Options): Schedule.Schedule<Duration.Duration, ChatModelError> => {
+  const problem = optionsProblem(options)
+  if (problem !== undefined) {
+    const never: Schedule.Schedule<Duration.Duration, ChatModelError> = Schedule.exponential("500 millis").pipe(
+      Schedule.while(() => false)
+    )
+    return refuse(never, problem)
+  }
   const times = options?.times ?? 3
   const max = Duration.fromInputUnsafe(options?.max ?? "30 seconds")
   const backoff: Schedule.Schedule<Duration.Duration, ChatModelError> = Schedule.exponential(options?.base ?? "500 millis")

@@ -24,6 +24,12 @@
  * (`Ok "done"` without `extra`), and `step` ends its step (`Ok "step"`), unless
  * you set `noTool`.
  *
+ * A policy from JSON or JavaScript that is none of these (a number, an empty
+ * string, `remind(5)`) is refused before any model call: `Chain.run` fails
+ * with `InvalidInput` for `noTool`, and `Step.checkNoTool(policy)` ends the
+ * loop with `InvalidInput` for `checkNoTool policy`. A function's decision is
+ * checked when it is made.
+ *
  * @since 0.1.0
  */
 import type { Effect } from "effect"

@@ -18,6 +18,13 @@
  * Steps never fail: model and tool failures become `Error` outcomes (or
  * failed tool results the model can answer) carrying the chain.
  *
+ * Step factories never throw either. Options or arguments from JSON or
+ * JavaScript that break a rule (`Step.callLlmWith(null)`,
+ * `Step.checkMaxRuns({ maxRuns: "5" })`, `Step.checkNoTool(5)`) give a step
+ * that ends the loop with `Error` and an `InvalidInput` naming the field, on
+ * the first `Continue` it sees; the rules are those `Chain.run` applies to
+ * its options.
+ *
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Option, Schedule } from "effect"
@@ -27,8 +34,20 @@ import { addUser, type Chain, type ModelResponse } from "./Chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "./ChatModel.ts"
 import * as DirectReturn from "./DirectReturn.ts"
 import * as Arrival from "./internal/arrival.ts"
+import * as CallIds from "./internal/callIds.ts"
 import type { Limits } from "./internal/jsonBounds.ts"
-import { defaults } from "./internal/options.ts"
+import {
+  checkFunction,
+  checkNoTool as noToolProblem,
+  checkObject,
+  checkPauseReason,
+  checkReturnMemory,
+  checkSince,
+  checkStop as stopProblem,
+  checkToolNames,
+  defaults,
+  validateOptions
+} from "./internal/options.ts"
 import { guarded } from "./internal/guarded.ts"
 import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
@@ -92,8 +111,21 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
  *
  * @since 0.1.0
  */
-export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outcome, never, R>): Step<R> => (self) =>
-  Effect.flatMap(self, (outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome))
+export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outcome, never, R>): Step<R> => {
+  const invalid = checkFunction(f, "Step.make argument", "must be a function (chain) => Effect<Outcome>")
+  if (invalid !== undefined) return refused(invalid)
+  return (self) => Effect.flatMap(self, (outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome))
+}
+
+/** A step that ends the loop with `problem` on the first `Continue` (a factory given bad input). */
+function refused(problem: InvalidInput): Step {
+  return (self) =>
+    Effect.map(self, (outcome) => outcome._tag === "Continue" ? new Outcome.Error(outcome.chain, problem) : outcome)
+}
+
+/** The first problem of a factory's options: not an object, or a field that breaks its rule. */
+const optionsProblem = (options: unknown, field: string, optional = false): InvalidInput | undefined =>
+  checkObject(options, field, optional) ?? (options === undefined ? undefined : validateOptions(options as CallOptions))
 
 const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Continue(chain))
 
@@ -195,8 +227,10 @@ const toAssistant = (
   const lastResponse: ModelResponse = usage === undefined
     ? { text, toolCalls, finishReason }
     : { text, toolCalls, finishReason, usage }
+  const appended = [...chain.messages, ...messages]
+  CallIds.extend(chain.messages, appended)
   return chain.copy({
-    messages: [...chain.messages, ...messages],
+    messages: appended,
     lastResponse,
     pendingToolCalls: toolCalls,
     runCount: chain.runCount + 1
@@ -215,7 +249,7 @@ const generate = (
     Effect.context<ChatModel>(),
     (context) => {
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
-      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1, limits)
+      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1, limits, CallIds.usedIn(chain.messages))
       return Effect.match(call, {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, parts))
@@ -302,7 +336,10 @@ export const callLlm: Step<ChatModel> = callLlmStep({})
  *
  * @since 0.1.0
  */
-export const callLlmWith: (options: CallOptions) => Step<ChatModel> = callLlmStep
+export const callLlmWith = (options: CallOptions): Step<ChatModel> => {
+  const invalid = optionsProblem(options, "callLlmWith options")
+  return invalid === undefined ? callLlmStep(options) : refused(invalid)
+}
 
 // -----------------------------------------------------------------------------
 // executeTools
@@ -508,7 +545,10 @@ export const executeTools: Step = executeToolsStep({})
  *
  * @since 0.1.0
  */
-export const executeToolsWith: (options: ToolOptions) => Step = executeToolsStep
+export const executeToolsWith = (options: ToolOptions): Step => {
+  const invalid = optionsProblem(options, "executeToolsWith options")
+  return invalid === undefined ? executeToolsStep(options) : refused(invalid)
+}
 
 // -----------------------------------------------------------------------------
 // checks
@@ -597,6 +637,8 @@ export function checkMaxRuns(
 ): Step
 export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel>
 export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel> {
+  const invalid = optionsProblem(options, "checkMaxRuns options", true) ?? checkSince(options?.since)
+  if (invalid !== undefined) return refused(invalid)
   const maxRuns = options?.maxRuns ?? defaults.maxRuns
   const since = options?.since ?? 0
   const policy = options?.onMaxRuns ?? "fail"
@@ -741,7 +783,10 @@ export const checkReturnBehavior: Step = checkReturnBehaviorStep({})
  *
  * @since 0.1.0
  */
-export const checkReturnBehaviorWith: (options: ReturnOptions) => Step = checkReturnBehaviorStep
+export const checkReturnBehaviorWith = (options: ReturnOptions): Step => {
+  const invalid = checkObject(options, "checkReturnBehaviorWith options") ?? checkReturnMemory(options.memory, "memory")
+  return invalid === undefined ? checkReturnBehaviorStep(options) : refused(invalid)
+}
 
 /**
  * Ends the loop with `Ok` (reason `"direct-return"`, `extra` = the round's
@@ -760,6 +805,8 @@ export const checkReturnBehaviorWith: (options: ReturnOptions) => Step = checkRe
  * @since 0.1.0
  */
 export const checkDirectReturn = (options?: ReturnOptions): Step => {
+  const invalid = checkObject(options, "checkDirectReturn options", true) ?? checkReturnMemory(options?.memory, "memory")
+  if (invalid !== undefined) return refused(invalid)
   const memory = options?.memory ?? "results"
   return make((chain) => {
     if (!justRanTools(chain)) return continued(chain)
@@ -793,10 +840,13 @@ export const checkDirectReturn = (options?: ReturnOptions): Step => {
  *
  * @since 0.1.0
  */
-export const checkStop = (signal: Signal): Step =>
-  make((chain) =>
+export const checkStop = (signal: Signal): Step => {
+  const invalid = stopProblem(signal, "checkStop signal")
+  if (invalid !== undefined) return refused(invalid)
+  return make((chain) =>
     signal.requested ? Effect.succeed(new Outcome.Pause(chain, { _tag: "StopRequested" })) : continued(chain)
   )
+}
 
 /**
  * Pauses when calls of the current round wait: `ApprovalPending` (listing the
@@ -857,8 +907,10 @@ const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoToolPoli
  *
  * @since 0.1.0
  */
-export const checkNoTool = (policy: NoToolPolicy.Policy): Step =>
-  make((chain) => {
+export const checkNoTool = (policy: NoToolPolicy.Policy): Step => {
+  const invalid = noToolProblem(policy, "checkNoTool policy")
+  if (invalid !== undefined) return refused(invalid)
+  return make((chain) => {
     const response = chain.lastResponse
     if (
       response === undefined || response.toolCalls.length > 0 || chain.pendingToolCalls.length > 0 ||
@@ -867,6 +919,7 @@ export const checkNoTool = (policy: NoToolPolicy.Policy): Step =>
     if (typeof policy !== "function") return Effect.succeed(applyNoTool(chain, response, policy))
     return guarded(chain, "noTool", () => policy(response, chain), (decision) => applyNoTool(chain, response, decision))
   })
+}
 
 /**
  * Pauses (a clean, resumable checkpoint) when `predicate` says so. The
@@ -886,8 +939,11 @@ export const checkNoTool = (policy: NoToolPolicy.Policy): Step =>
 export const checkPause = <R = never>(
   predicate: (chain: Chain) => boolean | Effect.Effect<boolean, never, R>,
   reason: Outcome.PauseReason = { _tag: "StopRequested" }
-): Step<R> =>
-  make((chain) =>
+): Step<R> => {
+  const invalid = checkFunction(predicate, "checkPause predicate", "must be a function of the chain") ??
+    checkPauseReason(reason, "checkPause reason")
+  if (invalid !== undefined) return refused(invalid)
+  return make((chain) =>
     guarded(
       chain,
       "checkPause",
@@ -895,6 +951,7 @@ export const checkPause = <R = never>(
       (yes): Outcome.Outcome => yes ? new Outcome.Pause(chain, reason) : new Outcome.Continue(chain)
     )
   )
+}
 
 /**
  * Ends the loop with `Ok` (reason `"tool-used"`, `extra` = the result) when
@@ -913,6 +970,8 @@ export const checkPause = <R = never>(
  * @since 0.1.0
  */
 export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
+  const invalid = checkToolNames(names, "checkUntilTool names")
+  if (invalid !== undefined) return refused(invalid)
   const watched = new Set(typeof names === "string" ? [names] : names)
   return make((chain) => {
     if (!justRanTools(chain)) return continued(chain)
@@ -966,7 +1025,10 @@ export const checkToolSuccess: Step = make((chain) => {
 export const continueOrDone = <O, R>(
   loop: (chain: Chain, options: O) => Effect.Effect<Outcome.Outcome, never, R>,
   options?: O
-): Step<R> =>
-  make((chain) =>
+): Step<R> => {
+  const invalid = checkFunction(loop, "continueOrDone loop", "must be a function (chain, options) => Effect<Outcome>")
+  if (invalid !== undefined) return refused(invalid)
+  return make((chain) =>
     chain.needsResponse ? loop(chain, options as O) : Effect.succeed(new Outcome.Ok(chain, "done"))
   )
+}

@@ -14,9 +14,18 @@
  *
  * A raised signal stays raised. Resume with a new signal, or `clear` this one.
  *
+ * Given a value that is not a signal (from JavaScript), {@link request},
+ * {@link clear} and {@link interrupt} do nothing but log a warning, and
+ * {@link isRequested} is `false`: `Chain.run` refuses anything but a signal
+ * as its `stop` option, so no run can be listening on such a value and there
+ * is nothing to stop. They keep their infallible type, so a tool handler or a
+ * finalizer can raise a signal without handling an error that cannot happen
+ * for a real signal.
+ *
  * @since 0.1.0
  */
 import { Deferred, Effect, Option } from "effect"
+import { InvalidInput } from "./LoopError.ts"
 
 const TypeId = "~loopwork/StopSignal" as const
 
@@ -49,7 +58,15 @@ class SignalImpl implements StopSignal {
   /** Completed by `interrupt`: work in flight is cut short. */
   now: Deferred.Deferred<void> = Deferred.makeUnsafe<void>()
   interrupted = false
+  /** Set when the signal was made from bad input (`fromAbortSignal` without an AbortSignal). */
+  problem: InvalidInput | undefined = undefined
 }
+
+/** What `operation` does with a value that is not a signal: nothing, but say so. */
+const notASignal = (operation: string, value: unknown): Effect.Effect<void> =>
+  Effect.logWarning(
+    `StopSignal.${operation}: not a StopSignal (got ${value === null ? "null" : typeof value}); nothing to do, as no run can hold it`
+  )
 
 /**
  * A new signal, not raised.
@@ -84,9 +101,11 @@ export const make: Effect.Effect<StopSignal> = Effect.sync(() => new SignalImpl(
  * @since 0.1.0
  */
 export const request = (signal: StopSignal): Effect.Effect<void> =>
-  Effect.sync(() => {
-    ;(signal as SignalImpl).requested = true
-  })
+  signal instanceof SignalImpl
+    ? Effect.sync(() => {
+      signal.requested = true
+    })
+    : notASignal("request", signal)
 
 /**
  * Lowers the signal again, e.g. before resuming a chain it paused.
@@ -102,14 +121,15 @@ export const request = (signal: StopSignal): Effect.Effect<void> =>
  * @since 0.1.0
  */
 export const clear = (signal: StopSignal): Effect.Effect<void> =>
-  Effect.sync(() => {
-    const impl = signal as SignalImpl
-    impl.requested = false
-    if (impl.interrupted) {
-      impl.interrupted = false
-      impl.now = Deferred.makeUnsafe<void>()
-    }
-  })
+  signal instanceof SignalImpl
+    ? Effect.sync(() => {
+      signal.requested = false
+      if (signal.interrupted) {
+        signal.interrupted = false
+        signal.now = Deferred.makeUnsafe<void>()
+      }
+    })
+    : notASignal("clear", signal)
 
 /**
  * Raises the signal and cuts short the work in flight, for when waiting for
@@ -144,12 +164,13 @@ export const clear = (signal: StopSignal): Effect.Effect<void> =>
  * @since 0.1.0
  */
 export const interrupt = (signal: StopSignal): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const impl = signal as SignalImpl
-    impl.requested = true
-    impl.interrupted = true
-    return Deferred.succeed(impl.now, undefined)
-  })
+  signal instanceof SignalImpl
+    ? Effect.suspend(() => {
+      signal.requested = true
+      signal.interrupted = true
+      return Effect.asVoid(Deferred.succeed(signal.now, undefined))
+    })
+    : notASignal("interrupt", signal)
 
 /** @internal whether `interrupt` was called (and not cleared) */
 export const isInterrupted = (signal: StopSignal): boolean => (signal as SignalImpl).interrupted
@@ -177,11 +198,17 @@ export const raceInterrupt = <A, E, R>(signal: StopSignal, work: Effect.Effect<A
  *
  * @since 0.1.0
  */
-export const isRequested = (signal: StopSignal): Effect.Effect<boolean> => Effect.sync(() => signal.requested)
+export const isRequested = (signal: StopSignal): Effect.Effect<boolean> =>
+  signal instanceof SignalImpl
+    ? Effect.sync(() => signal.requested)
+    : Effect.as(notASignal("isRequested", signal), false)
 
 /**
  * A signal raised when `abort` fires (or already raised if it has), so a
- * request's `AbortSignal` can stop a run at a clean point.
+ * request's `AbortSignal` can stop a run at a clean point. Given anything but
+ * an `AbortSignal` (from JavaScript), it does not throw: it returns a signal
+ * that `Chain.run` (and every step given it) refuses as `stop` with
+ * `InvalidInput`.
  *
  * @example
  * ```ts
@@ -195,6 +222,14 @@ export const isRequested = (signal: StopSignal): Effect.Effect<boolean> => Effec
  */
 export const fromAbortSignal = (abort: AbortSignal): StopSignal => {
   const signal = new SignalImpl()
+  if (!(abort instanceof AbortSignal)) {
+    signal.problem = new InvalidInput({
+      field: "stop",
+      rule: "StopSignal.fromAbortSignal needs an AbortSignal (controller.signal)",
+      value: abort
+    })
+    return signal
+  }
   if (abort.aborted) signal.requested = true
   else abort.addEventListener("abort", () => {
     signal.requested = true
@@ -203,7 +238,9 @@ export const fromAbortSignal = (abort: AbortSignal): StopSignal => {
 }
 
 /**
- * `true` when `u` is a stop signal.
+ * `true` when `u` is a stop signal made by {@link make} or
+ * {@link fromAbortSignal} (an object that merely carries the signal's key,
+ * e.g. from JSON, is not one).
  *
  * @example
  * ```ts
@@ -214,4 +251,8 @@ export const fromAbortSignal = (abort: AbortSignal): StopSignal => {
  *
  * @since 0.1.0
  */
-export const isStopSignal = (u: unknown): u is StopSignal => typeof u === "object" && u !== null && TypeId in u
+export const isStopSignal = (u: unknown): u is StopSignal => u instanceof SignalImpl
+
+/** @internal the problem of a signal made from bad input, if any */
+export const problemOf = (signal: StopSignal): InvalidInput | undefined =>
+  signal instanceof SignalImpl ? signal.problem : undefined

@@ -3,20 +3,24 @@
  * response is hostile input (a model, or a proxy in front of one, controls
  * every id and argument in it).
  *
- * - Tool-call ids become unique within the response, non-empty and at most
- *   {@link maxIdLength} characters, so one approval, edit or result can never
- *   act on two calls. The first call keeps a usable id; a later duplicate, an
- *   empty id or an over-long one is renamed `loopwork_<turn>_<n>` (the
+ * - Tool-call ids become unique within the chain (no earlier call of the
+ *   transcript has them), non-empty and at most {@link maxIdLength}
+ *   characters, so one approval, edit or result can never act on two calls,
+ *   and a decision replayed for an old call cannot act on a new one. The
+ *   first call keeps a usable id; a later duplicate, an id an earlier call
+ *   used, an empty id or an over-long one is renamed `loopwork_<turn>_<n>` (the
  *   model turn, i.e. the chain's `runCount` after the call, and the call's
  *   1-based position among the response's tool calls), with `_2`, `_3`, …
- *   appended if a call of the response already has that id. The new id is
+ *   appended if a call already has that id. The new id is
  *   written into the assistant message too, so the provider sees calls and
  *   results that match. Provider-executed calls keep their ids (their results
  *   refer to them).
- * - Tool-call arguments deeper or larger than the run's limits are not kept:
- *   they are replaced by `{ "~loopwork/refused": "<why>" }`, and the loop
- *   answers the call with a failed result saying why; its handler never runs.
- *   Provider-executed results get the same treatment.
+ * - Tool-call arguments deeper or larger than the run's limits, missing, or
+ *   not JSON (a non-finite number, which JSON would turn into `null`) are not
+ *   kept: they are replaced by `{ "~loopwork/refused": "<why>" }`, and the
+ *   loop answers the call with a failed result saying why; its handler never
+ *   runs. Provider-executed results get the same treatment, and provider
+ *   metadata that could not be stored is dropped.
  * - Tool results in a response that the provider did not execute are
  *   dropped: only the loop produces results for the calls it runs.
  *
@@ -61,18 +65,32 @@ export const refusalOf = (params: unknown): string | undefined => {
 const usable = (id: unknown): id is string => typeof id === "string" && id.length > 0 && id.length <= maxIdLength
 
 const argumentsProblem = (params: unknown, limits: JsonBounds.Limits): string | undefined => {
+  if (params === undefined) return "the arguments were missing"
   const problem = JsonBounds.check(params, limits)
   return problem === undefined ? undefined : `the arguments were ${JsonBounds.describe(problem)}`
 }
 
+/** Why a provider-executed result cannot be kept, or `undefined`. */
+const resultProblem = (part: Response.ToolResultPart<string, unknown, unknown>, limits: JsonBounds.Limits) => {
+  const problem = JsonBounds.check(part.result, limits) ?? JsonBounds.check(part.encodedResult, limits) ??
+    JsonBounds.check(part.modelOutput, limits)
+  return problem === undefined ? undefined : `the result was ${JsonBounds.describe(problem)}`
+}
+
+/** Provider metadata travels into the transcript: it must be storable too. */
+const metadataOk = (part: Response.AnyPart, limits: JsonBounds.Limits): boolean =>
+  JsonBounds.check(part.metadata, limits) === undefined
+
 /** True when `parts` needs no change (the common case: checked without copying). */
-const clean = (parts: ReadonlyArray<Response.AnyPart>, limits: JsonBounds.Limits): boolean => {
+const clean = (parts: ReadonlyArray<Response.AnyPart>, used: ReadonlySet<string>, limits: JsonBounds.Limits): boolean => {
   const ids = new Set<string>()
   for (const part of parts) {
+    if (!metadataOk(part, limits)) return false
     if (part.type === "tool-result") {
-      if (part.providerExecuted !== true || JsonBounds.check(part.result, limits) !== undefined) return false
+      if (part.providerExecuted !== true || resultProblem(part, limits) !== undefined) return false
     } else if (part.type === "tool-call") {
       if (!usable(part.id) || ids.has(part.id) || argumentsProblem(part.params, limits) !== undefined) return false
+      if (!part.providerExecuted && used.has(part.id)) return false
       ids.add(part.id)
     }
   }
@@ -80,7 +98,8 @@ const clean = (parts: ReadonlyArray<Response.AnyPart>, limits: JsonBounds.Limits
 }
 
 /**
- * The response with unique, usable tool-call ids, bounded arguments and no
+ * The response with unique, usable tool-call ids (none that an earlier call
+ * of the chain has, `used`), bounded arguments, storable metadata and no
  * results the provider did not execute (see the module doc).
  *
  * @internal
@@ -88,9 +107,10 @@ const clean = (parts: ReadonlyArray<Response.AnyPart>, limits: JsonBounds.Limits
 export const normalize = (
   parts: ReadonlyArray<Response.AnyPart>,
   turn: number,
-  limits: JsonBounds.Limits
+  limits: JsonBounds.Limits,
+  used: ReadonlySet<string>
 ): ReadonlyArray<Response.AnyPart> => {
-  if (clean(parts, limits)) return parts
+  if (clean(parts, used, limits)) return parts
   const original = new Set<string>()
   const taken = new Set<string>()
   for (const part of parts) {
@@ -98,14 +118,20 @@ export const normalize = (
     if (typeof part.id === "string") original.add(part.id)
     if (part.providerExecuted) taken.add(part.id)
   }
+  const free = (id: string) => !original.has(id) && !taken.has(id) && !used.has(id)
   const out: Array<Response.AnyPart> = []
   let position = 0
-  for (const part of parts) {
+  for (const given of parts) {
+    const part = metadataOk(given, limits) ? given : { ...given, metadata: {} } as Response.AnyPart
     if (part.type === "tool-result") {
       if (part.providerExecuted !== true) continue
-      const problem = JsonBounds.check(part.result, limits)
-      const marker = problem === undefined ? undefined : refused(`the result was ${JsonBounds.describe(problem)}`)
-      out.push(marker === undefined ? part : { ...part, result: marker, encodedResult: marker } as Response.AnyPart)
+      const problem = resultProblem(part, limits)
+      if (problem === undefined) {
+        out.push(part)
+        continue
+      }
+      const { modelOutput: _, ...rest } = part
+      out.push({ ...rest, result: refused(problem), encodedResult: refused(problem) } as Response.AnyPart)
       continue
     }
     if (part.type !== "tool-call") {
@@ -117,10 +143,10 @@ export const normalize = (
     const params = problem === undefined ? part.params : refused(problem)
     let id = part.id
     if (!part.providerExecuted) {
-      if (!usable(id) || taken.has(id)) {
+      if (!usable(id) || taken.has(id) || used.has(id)) {
         const base = `loopwork_${turn}_${position}`
         id = base
-        for (let n = 2; original.has(id) || taken.has(id); n++) id = `${base}_${n}`
+        for (let n = 2; !free(id); n++) id = `${base}_${n}`
       }
       taken.add(id)
     }

@@ -12,6 +12,7 @@
  * @internal
  */
 import type { Prompt, Toolkit } from "effect/ai"
+import * as DirectReturn from "../DirectReturn.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import type { CallState, ToolCall } from "../ToolCall.ts"
 import { budgetKey } from "./budget.ts"
@@ -22,7 +23,9 @@ export interface Stored {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly lastResponse?: { readonly toolCalls: ReadonlyArray<ToolCall> } | undefined
   readonly pendingToolCalls: ReadonlyArray<ToolCall>
-  readonly lastToolResults: ReadonlyArray<{ readonly id: string; readonly name: string; readonly isFailure: boolean }>
+  readonly lastToolResults: ReadonlyArray<
+    { readonly id: string; readonly name: string; readonly isFailure: boolean; readonly encoded?: unknown }
+  >
   readonly roundResults?: ReadonlyArray<{ readonly id: string; readonly name: string }> | undefined
   readonly callStates?: { readonly [id: string]: CallState } | undefined
   readonly runCount: number
@@ -99,7 +102,8 @@ const callStates = (stored: Stored, toolkit: Toolkit.Any): string | undefined =>
     const external = ExternalTool.isExternal(tool)
     const tag = states[id]._tag
     if (tag === "AwaitingResult" && !external) return `call ${quote(id)} awaits an external result, but tool ${quote(call.name)} is not external`
-    if (tag !== "AwaitingResult" && (external || tool.needsApproval === undefined || tool.needsApproval === false)) {
+    // A tool may be external and need approval: it is approved first, then awaits its result.
+    if (tag !== "AwaitingResult" && (tool.needsApproval === undefined || tool.needsApproval === false)) {
       return `call ${quote(id)} is ${tag === "AwaitingApproval" ? "awaiting approval" : tag.toLowerCase()}, but tool ${
         quote(call.name)
       } does not need approval`
@@ -125,6 +129,11 @@ const lastResults = (stored: Stored): string | undefined => {
     if (seen.has(result.id)) return `the last round has two results for ${quote(result.id)}`
     seen.add(result.id)
     if (part.isFailure !== result.isFailure) return `the last round's result for ${quote(result.id)} differs from the transcript`
+    // A value stored apart from the transcript is the transcript's, or one the transcript replaced by
+    // the placeholder note of a direct return ("placeholder" memory).
+    if (Object.hasOwn(result, "encoded") && part.result !== DirectReturn.placeholderNote && !sameJson(part.result, result.encoded)) {
+      return `the last round's result for ${quote(result.id)} differs from the transcript`
+    }
   }
   return undefined
 }

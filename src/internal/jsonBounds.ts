@@ -23,13 +23,14 @@ export const depthCeiling = 512
 export interface Limits {
   /** Levels of arrays and objects allowed (a scalar is depth 0). */
   readonly maxDepth: number
-  /** Characters of JSON text allowed, counted as `JSON.stringify` writes them (escapes aside). */
+  /** Characters of JSON text allowed, counted as `JSON.stringify` writes them. */
   readonly maxSize: number
 }
 
 /**
  * What is wrong with a value: too deep, too large, or not JSON data (a
- * bigint, a symbol, a function, or a cycle, which shows as unbounded depth).
+ * non-finite number, which JSON would turn into `null`; a bigint, a symbol,
+ * a function; a cycle shows as unbounded depth).
  *
  * @internal
  */
@@ -38,12 +39,39 @@ export type Problem =
   | { readonly _tag: "TooLarge"; readonly limit: number }
   | { readonly _tag: "NotJson"; readonly kind: string }
 
-const scalarSize = (value: unknown): number | string => {
+/**
+ * The characters `JSON.stringify` writes for a string: `"` and `\` and the
+ * short escapes take 2, other control characters and lone surrogates 6.
+ * Only scanned when the escapes could matter for `budget` (a string of
+ * `length` characters is at most 6 × `length` + 2 once escaped).
+ */
+const stringSize = (text: string, budget: number): number => {
+  const plain = text.length + 2
+  if (text.length * 6 + 2 <= budget) return plain
+  let extra = 0
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20) extra += code === 8 || code === 9 || code === 10 || code === 12 || code === 13 ? 1 : 5
+    else if (code === 0x22 || code === 0x5c) extra += 1
+    else if (code >= 0xd800 && code <= 0xdfff) {
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0
+      if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) i++
+      else extra += 5
+    }
+  }
+  return plain + extra
+}
+
+/**
+ * The size of a scalar, the kind of a value that is not JSON (a string), or
+ * -1 for a container. `undefined` is 0 (JSON leaves it out of objects).
+ */
+const scalarSize = (value: unknown, budget: number): number | string => {
   switch (typeof value) {
     case "string":
-      return value.length + 2
+      return stringSize(value, budget)
     case "number":
-      return Number.isFinite(value) ? String(value).length : 4
+      return Number.isFinite(value) ? String(value).length : "non-finite number"
     case "boolean":
       return value ? 4 : 5
     case "undefined":
@@ -64,7 +92,7 @@ const scalarSize = (value: unknown): number | string => {
  * @internal
  */
 export const check = (value: unknown, limits: Limits): Problem | undefined => {
-  const first = scalarSize(value)
+  const first = scalarSize(value, limits.maxSize)
   if (typeof first === "string") return { _tag: "NotJson", kind: first }
   if (first >= 0) return first > limits.maxSize ? { _tag: "TooLarge", limit: limits.maxSize } : undefined
   let size = 0
@@ -78,20 +106,20 @@ export const check = (value: unknown, limits: Limits): Problem | undefined => {
       size += 1 + node.length
       for (let i = node.length - 1; i >= 0; i--) {
         const item = node[i]
-        const own = scalarSize(item)
+        const own = scalarSize(item, limits.maxSize - size)
         if (typeof own === "string") return { _tag: "NotJson", kind: own }
-        if (own >= 0) size += own
+        if (own >= 0) size += Math.max(own, 4) // undefined in an array is written as null
         else stack.push(item, depth + 1)
       }
     } else {
       size += 2
       for (const key of Object.keys(node)) {
         const item = (node as Record<string, unknown>)[key]
-        const own = scalarSize(item)
+        const own = scalarSize(item, limits.maxSize - size)
         if (typeof own === "string") return { _tag: "NotJson", kind: own }
-        if (own === 0) continue
-        size += key.length + 4
-        if (own > 0) size += own
+        if (item === undefined) continue
+        size += stringSize(key, limits.maxSize - size) + 2
+        if (own >= 0) size += own
         else stack.push(item, depth + 1)
       }
     }

@@ -135,6 +135,7 @@ const observedAttempt = (
   observer: Observer,
   call: number,
   limits: Limits,
+  used: ReadonlySet<string>,
   attempts: { count: number }
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.gen(function*() {
@@ -156,7 +157,7 @@ const observedAttempt = (
       yield* emitTo(observer, { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis })
       return yield* Effect.fail(error)
     }
-    const parts = Arrival.normalize(result.success, call, limits)
+    const parts = Arrival.normalize(result.success, call, limits, used)
     const finish = finishOf(parts)
     yield* emitTo(observer, {
       _tag: "ModelCallFinished",
@@ -181,8 +182,9 @@ const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> =
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
  * observed by `observer`, traced as a `chat` span (when traced). The response
- * comes back checked (`Arrival.normalize`: unique call ids, tool arguments
- * within `limits`), before any event reports it.
+ * comes back checked (`Arrival.normalize`: call ids unique in the chain,
+ * none of `used`; tool arguments within `limits`), before any event reports
+ * it.
  *
  * @internal
  */
@@ -193,11 +195,12 @@ export const callModel = (
   observer: Observer,
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
   call: number,
-  limits: Limits
+  limits: Limits,
+  used: ReadonlySet<string>
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
   const once = isActive(observer)
-    ? observedAttempt(model, request, observer, call, limits, { count: 0 })
-    : Effect.map(safely(() => model.generate(request)), (parts) => Arrival.normalize(parts, call, limits))
+    ? observedAttempt(model, request, observer, call, limits, used, { count: 0 })
+    : Effect.map(safely(() => model.generate(request)), (parts) => Arrival.normalize(parts, call, limits, used))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
   if (!isTraced(context)) return retried
   const info = model.info

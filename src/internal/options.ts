@@ -1,10 +1,20 @@
-import { Duration, Schedule } from "effect"
+/**
+ * The one place that knows the rule of each option the loop reads: `Chain.run`
+ * checks its options here before any model call, and every step factory
+ * (`Step.callLlmWith`, `Step.checkMaxRuns`, …) and `Mode.untilToolUsed` check
+ * theirs here too, so a value from JSON or JavaScript that breaks a rule is
+ * always answered with the same `InvalidInput` naming the field.
+ *
+ * @internal
+ */
+import { Duration, Schedule, Schema } from "effect"
 import type { Toolkit } from "effect/ai"
 import { InvalidInput } from "../LoopError.ts"
 import { depthCeiling, storedLimits } from "./jsonBounds.ts"
 import type { Options } from "../Mode.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
-import { isStopSignal } from "../StopSignal.ts"
+import { PauseReason } from "../Outcome.ts"
+import { isStopSignal, problemOf as signalProblem } from "../StopSignal.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
 
@@ -18,7 +28,11 @@ export const defaults = {
 /** @internal */
 export const isPositiveInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u > 0
 
-const isPositiveDuration = (u: unknown): boolean => {
+/** @internal */
+export const isNonNegativeInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u >= 0
+
+/** @internal */
+export const isPositiveDuration = (u: unknown): boolean => {
   try {
     const duration = Duration.fromInputUnsafe(u as Duration.Input)
     return Duration.isGreaterThan(duration, Duration.zero)
@@ -65,7 +79,105 @@ const checkOnToolFailure = (value: unknown): InvalidInput | undefined => {
 }
 
 /**
+ * Values built by a constructor that cannot throw (`ModelRetry.schedule`
+ * given bad options), with the problem to report when they are used.
+ */
+const refusedValues = new WeakMap<object, InvalidInput>()
+
+/**
+ * Records that `value` was built from bad input: option validation reports
+ * `problem` wherever the value is given (e.g. as `retry`).
+ *
+ * @internal
+ */
+export const refuse = <A extends object>(value: A, problem: InvalidInput): A => {
+  refusedValues.set(value, problem)
+  return value
+}
+
+/**
+ * An options argument must be an object (or, where the argument is optional,
+ * `undefined`).
+ *
+ * @internal
+ */
+export const checkObject = (value: unknown, field: string, optional = false): InvalidInput | undefined =>
+  (optional && value === undefined) || (typeof value === "object" && value !== null && !Array.isArray(value))
+    ? undefined
+    : new InvalidInput({ field, rule: "must be an object of options", value })
+
+/** @internal */
+export const checkFunction = (value: unknown, field: string, rule: string): InvalidInput | undefined =>
+  typeof value === "function" ? undefined : new InvalidInput({ field, rule, value })
+
+/**
+ * Tool names (`Mode.untilToolUsed`, `Step.checkUntilTool`): one name or an
+ * array of names.
+ *
+ * @internal
+ */
+export const checkToolNames = (value: unknown, field: string): InvalidInput | undefined => {
+  if (typeof value === "string") return undefined
+  if (!Array.isArray(value)) {
+    return new InvalidInput({ field, rule: "must be a tool name or an array of tool names", value })
+  }
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== "string") {
+      return new InvalidInput({ field: `${field}[${i}]`, rule: "must be a tool name (a string)", value: value[i] })
+    }
+  }
+  return undefined
+}
+
+/** @internal */
+export const checkStop = (value: unknown, field: string): InvalidInput | undefined =>
+  isStopSignal(value)
+    ? signalProblem(value)
+    : new InvalidInput({ field, rule: "must be a StopSignal (yield* StopSignal.make)", value })
+
+/** @internal */
+export const checkNoTool = (value: unknown, field: string): InvalidInput | undefined => {
+  if (value === "") return new InvalidInput({ field, rule: "a reminder must not be empty", value })
+  return typeof value === "function" || NoToolPolicy.isDecision(value) ? undefined : new InvalidInput({
+    field,
+    rule:
+      "must be \"done\", \"user\", a non-empty reminder string, NoToolPolicy.remind(text), NoToolPolicy.result(value) or a function",
+    value
+  })
+}
+
+/** @internal */
+export const checkReturnMemory = (value: unknown, field: string): InvalidInput | undefined =>
+  value === undefined || value === "results" || value === "answer" || value === "placeholder"
+    ? undefined
+    : new InvalidInput({ field, rule: "must be \"results\", \"answer\" or \"placeholder\"", value })
+
+/** `Step.checkMaxRuns`' `since`: a `runCount`. @internal */
+export const checkSince = (value: unknown): InvalidInput | undefined =>
+  value === undefined || isNonNegativeInt(value)
+    ? undefined
+    : new InvalidInput({ field: "since", rule: "must be a whole number, at least 0 (a chain's runCount)", value })
+
+const isPauseReason = Schema.is(PauseReason)
+
+/** @internal */
+export const checkPauseReason = (value: unknown, field: string): InvalidInput | undefined =>
+  isPauseReason(value) ? undefined : new InvalidInput({
+    field,
+    rule: "must be a pause reason ({ _tag: \"StopRequested\" }, { _tag: \"Requested\", message }, …)",
+    value
+  })
+
+const isToolChoice = Schema.is(Schema.Union([
+  Schema.Literals(["auto", "none", "required"]),
+  Schema.Struct({ tool: Schema.String }),
+  Schema.Struct({ mode: Schema.optionalKey(Schema.Literals(["auto", "required"])), oneOf: Schema.Array(Schema.String) })
+]))
+
+/**
  * Checks the options every built-in mode reads; returns the first problem.
+ * A caller whose options may not be an object checks {@link checkObject}
+ * first.
  *
  * @internal
  */
@@ -113,11 +225,23 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
       value: options.toolTimeout
     })
   }
-  if (options.retry !== undefined && !Schedule.isSchedule(options.retry)) {
-    return new InvalidInput({ field: "retry", rule: "must be a Schedule (e.g. Schedule.recurs(3))", value: options.retry })
+  if (options.toolChoice !== undefined && !isToolChoice(options.toolChoice)) {
+    return new InvalidInput({
+      field: "toolChoice",
+      rule: "must be \"auto\", \"none\", \"required\", { tool: name } or { oneOf: [names], mode? }",
+      value: options.toolChoice
+    })
   }
-  if (options.stop !== undefined && !isStopSignal(options.stop)) {
-    return new InvalidInput({ field: "stop", rule: "must be a StopSignal (yield* StopSignal.make)", value: options.stop })
+  if (options.retry !== undefined) {
+    if (!Schedule.isSchedule(options.retry)) {
+      return new InvalidInput({ field: "retry", rule: "must be a Schedule (e.g. Schedule.recurs(3))", value: options.retry })
+    }
+    const problem = refusedValues.get(options.retry)
+    if (problem !== undefined) return problem
+  }
+  if (options.stop !== undefined) {
+    const invalid = checkStop(options.stop, "stop")
+    if (invalid !== undefined) return invalid
   }
   if (options.onMaxRuns !== undefined && !isMaxRunsPolicy(options.onMaxRuns)) {
     return new InvalidInput({
@@ -130,28 +254,11 @@ export const validateOptions = (options: Options): InvalidInput | undefined => {
     const invalid = checkOnToolFailure(options.onToolFailure)
     if (invalid !== undefined) return invalid
   }
-  if (options.noTool === "") {
-    return new InvalidInput({ field: "noTool", rule: "a reminder must not be empty", value: options.noTool })
+  if (options.noTool !== undefined) {
+    const invalid = checkNoTool(options.noTool, "noTool")
+    if (invalid !== undefined) return invalid
   }
-  if (options.noTool !== undefined && typeof options.noTool !== "function" && !NoToolPolicy.isDecision(options.noTool)) {
-    return new InvalidInput({
-      field: "noTool",
-      rule:
-        "must be \"done\", \"user\", a non-empty reminder string, NoToolPolicy.remind(text), NoToolPolicy.result(value) or a function",
-      value: options.noTool
-    })
-  }
-  if (
-    options.returnMemory !== undefined && options.returnMemory !== "results" && options.returnMemory !== "answer" &&
-    options.returnMemory !== "placeholder"
-  ) {
-    return new InvalidInput({
-      field: "returnMemory",
-      rule: "must be \"results\", \"answer\" or \"placeholder\"",
-      value: options.returnMemory
-    })
-  }
-  return undefined
+  return checkReturnMemory(options.returnMemory, "returnMemory")
 }
 
 /**
@@ -175,6 +282,9 @@ export const isToolkit = (u: unknown): u is Toolkit.Any => {
  */
 export const validateToolkit = (toolkit: Toolkit.Any): InvalidInput | undefined => {
   for (const tool of Object.values(toolkit.tools)) {
+    if ((typeof tool !== "object" && typeof tool !== "function") || tool === null || !("~effect/ai/Tool" in tool)) {
+      return new InvalidInput({ field: "chain.toolkit", rule: "must hold effect/ai Tools (Tool.make(...))", value: tool })
+    }
     const timeout = ToolTimeout.of(tool)
     if (timeout !== undefined && !isPositiveDuration(timeout)) {
       return new InvalidInput({

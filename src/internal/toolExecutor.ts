@@ -335,18 +335,27 @@ class TimedOut {
   }
 }
 
+/**
+ * Whether the call needs a human's approval. Anything but a clear "no" asks
+ * a human (fails closed): a predicate that throws or dies, or that returns
+ * (or succeeds with) anything but `false` — `undefined`, a Promise, a number.
+ */
 const needsApproval = (
   entry: CompiledTool,
   call: ToolCall,
   params: unknown,
   ctx: RoundContext
 ): boolean | Effect.Effect<boolean> => {
-  const needs = entry.tool.needsApproval
-  if (needs === undefined || typeof needs === "boolean") return needs === true
-  // A throwing or dying predicate fails closed: ask a human.
+  const needs: unknown = entry.tool.needsApproval
+  if (needs === undefined || needs === false) return false
+  if (typeof needs !== "function") return true
   try {
-    const decided = needs(params, { toolCallId: call.id, messages: ctx.messages })
-    return typeof decided === "boolean" ? decided : Effect.catchCause(decided, () => Effect.succeed(true))
+    const decided: unknown = needs(params, { toolCallId: call.id, messages: ctx.messages })
+    if (typeof decided === "boolean") return decided
+    if (!Effect.isEffect(decided)) return true
+    return Effect.match(decided as Effect.Effect<unknown, unknown>, { onFailure: () => true, onSuccess: (yes) => yes !== false }).pipe(
+      Effect.catchDefect(() => Effect.succeed(true))
+    )
   } catch {
     return true
   }
