@@ -2,11 +2,13 @@
  * Human in the loop: a payments agent whose transfers need approval, whose
  * statement is opened by the caller (an external tool), and whose receipt
  * tool returns its result directly. The run pauses twice; each pause is
- * stored as JSON (as a server would between requests) and resumed.
+ * stored as signed JSON (as a server would between requests, e.g. in a
+ * queue or the user's browser) and resumed: a stored chain changed by
+ * anyone without the key is refused.
  *
  *   node examples/human-in-the-loop.ts
  */
-import { Effect, Schema } from "effect"
+import { Effect, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, DirectReturn, ExternalTool, Mode, type Outcome } from "loopwork"
 
@@ -47,11 +49,15 @@ const model = ChatModel.scripted([
   { toolCalls: [{ id: "c3", name: "receipt", params: { reference: "T-1" } }] }
 ])
 
-/** Stores a paused chain as JSON and reads it back, as a server would between two requests. */
+// The key signing stored chains: in a real service, from a secret store or the environment, never
+// next to the documents (at least 32 random bytes).
+const signingKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? "example key: use 32+ random bytes in production")
+
+/** Stores a paused chain as signed JSON and reads it back, as a server would between two requests. */
 const storeAndLoad = (chain: Chain.Chain) =>
-  Chain.encode(chain).pipe(
+  Chain.encode(chain, { signingKey }).pipe(
     Effect.map((document) => JSON.stringify(document)),
-    Effect.flatMap((json) => Chain.decode(json, { toolkit: tools }))
+    Effect.flatMap((json) => Chain.decode(json, { toolkit: tools, signingKey }))
   )
 
 const run = (chain: Chain.Chain) => Chain.run(chain, { mode: Mode.whileNeedsResponse, maxRuns: 5 })
