@@ -34,6 +34,7 @@ import type { ChatModel } from "./ChatModel.ts"
 import { budgetStart, clearBudget, keepBudget } from "./internal/budget.ts"
 import { ChainTypeId } from "./internal/chainTypeId.ts"
 import { eventStream } from "./internal/eventStream.ts"
+import * as CallIds from "./internal/callIds.ts"
 import { inconsistency } from "./internal/consistency.ts"
 import * as JsonBounds from "./internal/jsonBounds.ts"
 import * as MessageCodec from "./internal/messageCodec.ts"
@@ -150,6 +151,14 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
   readonly modeState: Readonly<Record<string, Json>>
   readonly context: Readonly<Record<string, Json>>
 
+  /** The tool-call ids of the transcript, cached along the chain's history (internal/callIds.ts). */
+  #callIds: CallIds.Entry | undefined = undefined
+  static {
+    CallIds.register((chain) => chain.#callIds, (chain, entry) => {
+      chain.#callIds = entry
+    })
+  }
+
   constructor(fields: Fields) {
     this.messages = fields.messages
     this.toolkit = fields.toolkit
@@ -177,7 +186,7 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
 
   /** A copy with some fields replaced. */
   copy(patch: Partial<Fields>): Chain<Tools> {
-    return new Chain<Tools>({
+    const next = new Chain<Tools>({
       messages: patch.messages ?? this.messages,
       toolkit: patch.toolkit ?? this.toolkit,
       lastResponse: "lastResponse" in patch ? patch.lastResponse : this.lastResponse,
@@ -190,6 +199,9 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
       modeState: patch.modeState ?? this.modeState,
       context: patch.context ?? this.context
     })
+    // Handed on as is: the cache checks it still describes the messages before using it.
+    next.#callIds = this.#callIds
+    return next
   }
 
 }

@@ -227,14 +227,14 @@ const toAssistant = (
   const lastResponse: ModelResponse = usage === undefined
     ? { text, toolCalls, finishReason }
     : { text, toolCalls, finishReason, usage }
-  const appended = [...chain.messages, ...messages]
-  CallIds.extend(chain.messages, appended)
-  return chain.copy({
-    messages: appended,
+  const next = chain.copy({
+    messages: [...chain.messages, ...messages],
     lastResponse,
     pendingToolCalls: toolCalls,
     runCount: chain.runCount + 1
   })
+  CallIds.extend(chain, next)
+  return next
 }
 
 /** One model turn on `chain`: the new chain, or the error with `chain` as it was. */
@@ -249,7 +249,7 @@ const generate = (
     Effect.context<ChatModel>(),
     (context) => {
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
-      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1, limits, CallIds.usedIn(chain.messages))
+      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1, limits, CallIds.usedIn(chain))
       return Effect.match(call, {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, parts))

@@ -77,21 +77,29 @@ const resultProblem = (part: Response.ToolResultPart<string, unknown, unknown>, 
   return problem === undefined ? undefined : `the result was ${JsonBounds.describe(problem)}`
 }
 
-/** Provider metadata travels into the transcript: it must be storable too. */
-const metadataOk = (part: Response.AnyPart, limits: JsonBounds.Limits): boolean =>
-  JsonBounds.check(part.metadata, limits) === undefined
+/** Provider metadata travels into the transcript: it must be storable too (usually it is empty). */
+const metadataOk = (part: Response.AnyPart, limits: JsonBounds.Limits): boolean => {
+  for (const _ in part.metadata) return JsonBounds.check(part.metadata, limits) === undefined
+  return true
+}
 
 /** True when `parts` needs no change (the common case: checked without copying). */
 const clean = (parts: ReadonlyArray<Response.AnyPart>, used: ReadonlySet<string>, limits: JsonBounds.Limits): boolean => {
-  const ids = new Set<string>()
+  let first: string | undefined
+  let ids: Set<string> | undefined // from the second call on
   for (const part of parts) {
     if (!metadataOk(part, limits)) return false
     if (part.type === "tool-result") {
       if (part.providerExecuted !== true || resultProblem(part, limits) !== undefined) return false
     } else if (part.type === "tool-call") {
-      if (!usable(part.id) || ids.has(part.id) || argumentsProblem(part.params, limits) !== undefined) return false
+      if (!usable(part.id) || argumentsProblem(part.params, limits) !== undefined) return false
       if (!part.providerExecuted && used.has(part.id)) return false
-      ids.add(part.id)
+      if (first === undefined) first = part.id
+      else {
+        ids ??= new Set([first])
+        if (ids.has(part.id)) return false
+        ids.add(part.id)
+      }
     }
   }
   return true

@@ -4,24 +4,37 @@
  * must not act on a new call that reuses its id).
  *
  * Reading them from the whole transcript on every model turn would cost time
- * in proportion to the history, so the set is kept per assistant message
- * (the ids of every tool call up to and including it) and handed on from one
- * turn's assistant message to the next. Only the newest message of a lineage
- * owns the set: reading from an older one (a chain resumed from an earlier
- * state, a branch) builds its own set, so the ids never depend on another
- * branch's history.
+ * in proportion to the history, so the set travels with the chain (a private
+ * field of `Chain`, handed on by `copy`) and grows by each turn's ids. A set
+ * is valid for a chain only while the chain's last assistant message is the
+ * set's owner: a chain whose messages were rewritten, or an older chain of
+ * the same history (resumed from an earlier state, a branch), builds its own,
+ * so the ids never depend on another branch's history.
  *
  * @internal
  */
 import type { Prompt } from "effect/ai"
+import type { Chain } from "../Chain.ts"
 
-interface Entry {
+/** @internal the ids of every tool call up to and including `owner` */
+export interface Entry {
   readonly ids: Set<string>
-  /** The assistant message whose history the set describes now. */
-  owner: Prompt.Message
+  owner: Prompt.AssistantMessage
 }
 
-const index = new WeakMap<Prompt.Message, Entry>()
+let read: (chain: Chain) => Entry | undefined = () => undefined
+let write: (chain: Chain, entry: Entry) => void = () => {}
+
+/**
+ * Called once by `Chain`, which keeps the entry in a private field.
+ *
+ * @internal
+ */
+export const register = (reader: typeof read, writer: typeof write): void => {
+  read = reader
+  write = writer
+}
+
 const none: ReadonlySet<string> = new Set()
 
 const lastAssistant = (messages: ReadonlyArray<Prompt.Message>): Prompt.AssistantMessage | undefined => {
@@ -32,44 +45,44 @@ const lastAssistant = (messages: ReadonlyArray<Prompt.Message>): Prompt.Assistan
   return undefined
 }
 
-const entryFor = (messages: ReadonlyArray<Prompt.Message>, last: Prompt.Message): Entry => {
-  const found = index.get(last)
-  if (found !== undefined && found.owner === last) return found
+/** The chain's entry, built from its transcript when it has none that describes it. */
+const entryOf = (chain: Chain, last: Prompt.AssistantMessage): Entry => {
+  const cached = read(chain)
+  if (cached !== undefined && cached.owner === last) return cached
   const ids = new Set<string>()
-  for (const message of messages) {
+  for (const message of chain.messages) {
     if (message.role !== "assistant") continue
     for (const part of message.content) if (part.type === "tool-call") ids.add(part.id)
     if (message === last) break
   }
   const entry: Entry = { ids, owner: last }
-  index.set(last, entry)
+  write(chain, entry)
   return entry
 }
 
 /**
- * The ids of every tool call in `messages`.
+ * The ids of every tool call in `chain`'s messages.
  *
  * @internal
  */
-export const usedIn = (messages: ReadonlyArray<Prompt.Message>): ReadonlySet<string> => {
-  const last = lastAssistant(messages)
-  return last === undefined ? none : entryFor(messages, last).ids
+export const usedIn = (chain: Chain): ReadonlySet<string> => {
+  const last = lastAssistant(chain.messages)
+  return last === undefined ? none : entryOf(chain, last).ids
 }
 
 /**
- * Records the messages a model turn appended to `before` (`after` ends with
- * them): the set of `before` moves on to the new assistant message with its
- * ids added.
+ * Records the model turn that made `after` from `before` (its messages end
+ * with the new assistant message): `before`'s set moves on to `after`, with
+ * the new ids added.
  *
  * @internal
  */
-export const extend = (before: ReadonlyArray<Prompt.Message>, after: ReadonlyArray<Prompt.Message>): void => {
-  const next = lastAssistant(after)
-  if (next === undefined || index.has(next)) return
-  const previous = lastAssistant(before)
-  const entry = previous === undefined ? { ids: new Set<string>(), owner: next } : entryFor(before, previous)
-  if (previous !== undefined && next === previous) return
+export const extend = (before: Chain, after: Chain): void => {
+  const next = lastAssistant(after.messages)
+  const previous = lastAssistant(before.messages)
+  if (next === undefined || next === previous) return
+  const entry: Entry = previous === undefined ? { ids: new Set(), owner: next } : entryOf(before, previous)
   for (const part of next.content) if (part.type === "tool-call") entry.ids.add(part.id)
   entry.owner = next
-  index.set(next, entry)
+  write(after, entry)
 }

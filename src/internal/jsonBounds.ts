@@ -86,6 +86,26 @@ const scalarSize = (value: unknown, budget: number): number | string => {
 }
 
 /**
+ * The common case without allocating: an object whose values are all
+ * scalars (tool arguments, provider metadata, most results). `true` when it
+ * is within the limits, its problem, or `undefined` when it nests (the full
+ * walk decides).
+ */
+const flatObject = (value: object, limits: Limits): Problem | true | undefined => {
+  if (Array.isArray(value) || limits.maxDepth < 1) return undefined
+  let size = 2
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue
+    const item = (value as Record<string, unknown>)[key]
+    const own = scalarSize(item, limits.maxSize - size)
+    if (typeof own === "string") return { _tag: "NotJson", kind: own }
+    if (own < 0) return undefined
+    if (item !== undefined) size += stringSize(key, limits.maxSize - size) + 2 + own
+  }
+  return size > limits.maxSize ? { _tag: "TooLarge", limit: limits.maxSize } : true
+}
+
+/**
  * The first problem of `value` under `limits`, or `undefined` when it is
  * within them. Linear in the size of the value up to the limits.
  *
@@ -95,6 +115,8 @@ export const check = (value: unknown, limits: Limits): Problem | undefined => {
   const first = scalarSize(value, limits.maxSize)
   if (typeof first === "string") return { _tag: "NotJson", kind: first }
   if (first >= 0) return first > limits.maxSize ? { _tag: "TooLarge", limit: limits.maxSize } : undefined
+  const flat = flatObject(value as object, limits)
+  if (flat !== undefined) return flat === true ? undefined : flat
   let size = 0
   // Pairs of (container, depth); no recursion.
   const stack: Array<unknown> = [value, 1]
