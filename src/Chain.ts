@@ -26,7 +26,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Effect, Exit, Queue, Schema, SchemaIssue, Stream } from "effect"
+import { Cause, Context, Effect, Exit, Schema, SchemaIssue, Stream } from "effect"
 import { Prompt, Response, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
@@ -289,9 +289,18 @@ export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeO
   if (options.messages !== undefined) for (const message of options.messages) messages.push(message)
   const users = options.user === undefined ? [] : typeof options.user === "string" ? [options.user] : options.user
   for (const text of users) messages.push(userMessage(text))
-  return new Chain<Tools>({
+  return freshChain(messages, options.toolkit ?? emptyToolkit, options.context ?? {})
+}
+
+/** A chain that has made no model call yet. */
+const freshChain = <Tools extends Record<string, Tool.Any>>(
+  messages: ReadonlyArray<Prompt.Message>,
+  toolkit: Toolkit.Any,
+  context: Readonly<Record<string, Json>>
+): Chain<Tools> =>
+  new Chain<Tools>({
     messages,
-    toolkit: options.toolkit ?? emptyToolkit,
+    toolkit,
     lastResponse: undefined,
     pendingToolCalls: [],
     lastToolResults: [],
@@ -300,9 +309,8 @@ export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeO
     runCount: 0,
     failureCount: 0,
     modeState: {},
-    context: options.context ?? {}
+    context
   })
-}
 
 const userMessage = (text: string): Prompt.UserMessage =>
   Prompt.userMessage({ content: [Prompt.textPart({ text })] })
@@ -415,19 +423,7 @@ const refusedMessage = (problem: InvalidInput): Prompt.Message => new Refused(pr
 
 /** A new chain with these messages and nothing else. */
 const bareChain = <Tools extends Record<string, Tool.Any>>(messages: ReadonlyArray<Prompt.Message>): Chain<Tools> =>
-  new Chain<Tools>({
-    messages,
-    toolkit: emptyToolkit,
-    lastResponse: undefined,
-    pendingToolCalls: [],
-    lastToolResults: [],
-    roundResults: [],
-    callStates: noCallStates,
-    runCount: 0,
-    failureCount: 0,
-    modeState: {},
-    context: {}
-  })
+  freshChain(messages, emptyToolkit, {})
 
 /** A chain made from bad options: no usable message, only the problem. */
 const refusedChain = <Tools extends Record<string, Tool.Any>>(problem: InvalidInput): Chain<Tools> =>

@@ -21,6 +21,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema, Stream } from "effect"
 import { LanguageModel, Prompt, Response, Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, ExternalTool, Mode, type Outcome } from "../src/index.ts"
+import { rawModel } from "./support/rawModel.ts"
 
 const ran: Array<string> = []
 const Delete = Tool.make("delete_file", {
@@ -35,26 +36,6 @@ const handlers = toolkit.toLayer({
   echo: (params) => Effect.succeed(params)
 })
 
-const finish = Response.makePart("finish", {
-  reason: "tool-calls",
-  usage: new Response.Usage({
-    inputTokens: { uncached: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: undefined, text: undefined, reasoning: undefined }
-  }),
-  response: undefined
-})
-
-/** A model answering with `turns[i]` (raw response parts), then "done". */
-const rawModel = (turns: ReadonlyArray<ReadonlyArray<Response.AnyPart>>) => {
-  let turn = 0
-  return Layer.succeed(
-    ChatModel.ChatModel,
-    ChatModel.ChatModel.of({
-      generate: () => Effect.sync(() => [...(turns[turn++] ?? [Response.makePart("text", { text: "done" })]), finish]),
-      stream: () => Stream.die("not streamed")
-    })
-  )
-}
 const call = (id: string, name: string, params: unknown, metadata: Response.ProviderMetadata = {}) =>
   Response.makePart("tool-call", { id, name, params, providerExecuted: false, metadata })
 

@@ -16,11 +16,12 @@
  */
 import { createOpenAI } from "@ai-sdk/openai"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Response, Tool, Toolkit } from "effect/ai"
 import { ChatModel as AiSdkChatModel } from "../src/ai-sdk/index.ts"
 import { Approval, Chain, ChatModel, ExternalTool, Mode, type Outcome } from "../src/index.ts"
 import * as OpenAiServer from "./support/openaiServer.ts"
+import { rawModel } from "./support/rawModel.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -69,28 +70,6 @@ const callsThenDone = (calls: ChatModel.ScriptedReply["toolCalls"]) =>
 
 const roundTrip = <Tools extends Record<string, Tool.Any>>(chain: Chain.Chain, toolkit: Toolkit.Toolkit<Tools>) =>
   Effect.flatMap(Effect.map(Chain.encode(chain), JSON.stringify), (text) => Chain.decode(text, { toolkit }))
-
-/** A model that returns exactly `parts` on its first turn, then "done". */
-const rawModel = (parts: ReadonlyArray<Response.AnyPart>) => {
-  let turn = 0
-  const finish = Response.makePart("finish", {
-    reason: "tool-calls",
-    usage: new Response.Usage({
-      inputTokens: { uncached: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined },
-      outputTokens: { total: undefined, text: undefined, reasoning: undefined }
-    }),
-    response: undefined
-  })
-  return Layer.succeed(
-    ChatModel.ChatModel,
-    ChatModel.ChatModel.of({
-      generate: () => Effect.sync(() => turn++ === 0 ? [...parts, finish] : [Response.makePart("text", { text: "done" }), finish]),
-      stream: () => {
-        throw new Error("not streamed")
-      }
-    })
-  )
-}
 
 const toolCall = (id: string, path: string) =>
   Response.makePart("tool-call", { id, name: "delete_file", params: { path }, providerExecuted: false })
@@ -275,7 +254,7 @@ describe("ids are made unique on arrival", () => {
         })
       ]
       const paused = yield* Chain.run(kit.chain, { mode: Mode.whileNeedsResponse }).pipe(
-        Effect.provide([rawModel(parts), kit.layer])
+        Effect.provide([rawModel([parts]), kit.layer])
       )
       expect(pausedCalls(paused).map((call) => call.id)).toEqual(["loopwork_1_1"])
       const assistant = paused.chain.messages.at(-1)
@@ -301,7 +280,7 @@ describe("ids are made unique on arrival", () => {
         })
       ]
       const paused = yield* Chain.run(kit.chain, { mode: Mode.whileNeedsResponse }).pipe(
-        Effect.provide([rawModel(parts), kit.layer])
+        Effect.provide([rawModel([parts]), kit.layer])
       )
       expect(pausedCalls(paused).map((call) => call.id)).toEqual(["c1"])
       expect(paused.chain.messages.map((message) => message.role)).toEqual(["user", "assistant"])
