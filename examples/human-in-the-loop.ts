@@ -8,6 +8,7 @@
  *
  *   node examples/human-in-the-loop.ts
  */
+import { randomBytes } from "node:crypto"
 import { Effect, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, DirectReturn, ExternalTool, Mode, type Outcome } from "loopwork"
@@ -49,9 +50,11 @@ const model = ChatModel.scripted([
   { toolCalls: [{ id: "c3", name: "receipt", params: { reference: "T-1" } }] }
 ])
 
-// The key signing stored chains: in a real service, from a secret store or the environment, never
-// next to the documents (at least 32 random bytes).
-const signingKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? "example key: use 32+ random bytes in production")
+// The key signing stored chains. A real service must configure one (at least 32 random bytes, from a
+// secret store or the environment, never next to the documents) and fail to start without it. This
+// example falls back to a random key made for this process only: the chains it signs cannot be
+// resumed by another process or after a restart, and no one else can read the key.
+export const signingKey: Chain.SigningKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? randomBytes(32))
 
 /** Stores a paused chain as signed JSON and reads it back, as a server would between two requests. */
 const storeAndLoad = (chain: Chain.Chain) =>

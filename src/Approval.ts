@@ -26,7 +26,7 @@ import { Effect, Function, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import type { Chain } from "./Chain.ts"
 import { isChain } from "./internal/chainTypeId.ts"
-import { checkParamsFor, rewriteParams, waitingIds } from "./internal/round.ts"
+import { checkParamsFor, waitingIds, withEdits } from "./internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { CallState, ToolCall } from "./ToolCall.ts"
 
@@ -190,11 +190,5 @@ export const decide: {
           : { _tag: "Approved" }
       )
     }
-    return chain.copy({
-      messages: rewriteParams(chain.messages, edits),
-      pendingToolCalls: chain.pendingToolCalls.map((call) =>
-        edits.has(call.id) ? { id: call.id, name: call.name, params: edits.get(call.id) } : call
-      ),
-      callStates
-    })
+    return withEdits(chain, edits).copy({ callStates })
   }))

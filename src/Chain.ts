@@ -47,7 +47,7 @@ import {
   validateToolkit
 } from "./internal/options.ts"
 import * as Signature from "./internal/signature.ts"
-import { withSpanIn } from "./internal/tracing.ts"
+import { withRunSpanIn } from "./internal/tracing.ts"
 import { InvalidInput, ModeDidNotFinish, RunError } from "./LoopError.ts"
 import type { External } from "./ExternalTool.ts"
 import type { Mode, Options } from "./Mode.ts"
@@ -199,7 +199,7 @@ export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Field
       modeState: patch.modeState ?? this.modeState,
       context: patch.context ?? this.context
     })
-    // Handed on as is: the cache checks it still describes the messages before using it.
+    // Handed on as is: it is used only while its owner is still the chain's last assistant message.
     next.#callIds = this.#callIds
     return next
   }
@@ -429,7 +429,8 @@ const bareChain = <Tools extends Record<string, Tool.Any>>(messages: ReadonlyArr
 const refusedChain = <Tools extends Record<string, Tool.Any>>(problem: InvalidInput): Chain<Tools> =>
   bareChain([refusedMessage(problem)])
 
-const isRecord = (u: unknown): boolean => typeof u === "object" && u !== null && !Array.isArray(u)
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * The first problem of a chain given to `run` or `encode`: not a chain, or a
@@ -460,6 +461,22 @@ const chainProblem = (chain: unknown, withToolkit: boolean): InvalidInput | unde
   }
   if (!isRecord(chain.modeState)) {
     return new InvalidInput({ field: "chain.modeState", rule: "must be an object of JSON values", value: chain.modeState })
+  }
+  if (!(chain.callStates instanceof Map)) {
+    return new InvalidInput({ field: "chain.callStates", rule: "must be a Map of call ids to states", value: chain.callStates })
+  }
+  return callsProblem(chain.pendingToolCalls, "chain.pendingToolCalls") ??
+    callsProblem(chain.lastToolResults, "chain.lastToolResults") ??
+    callsProblem(chain.roundResults, "chain.roundResults")
+}
+
+/** Tool calls or results set through `copy` from JavaScript: an array of objects with a string id and name. */
+const callsProblem = (list: unknown, field: string): InvalidInput | undefined => {
+  if (!Array.isArray(list)) return new InvalidInput({ field, rule: "must be an array", value: list })
+  for (let i = 0; i < list.length; i++) {
+    const item: unknown = list[i]
+    if (isRecord(item) && typeof item.id === "string" && typeof item.name === "string") continue
+    return new InvalidInput({ field: `${field}[${i}]`, rule: "must be an object with a string id and name", value: item })
   }
   return undefined
 }
@@ -689,7 +706,7 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
   }
   const encoded = Effect.zipWith(
     MessageCodec.encodeMessages(chain.messages),
-    encodeRest(chain),
+    Effect.suspend(() => encodeRest(chain)),
     (messages, rest): typeof Document.Encoded => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
   ).pipe(
     Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })),
@@ -986,7 +1003,7 @@ export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
     const observer = Context.get(context, Observer)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
-    return withSpanIn(context, isActive(observer) ? reported(erased, core, observer) : core, "invoke_agent", {
+    return withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, {
       attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": erased.runCount }
     })
   })

@@ -9,13 +9,16 @@
  * `RunError` (`console.log`, `String`, `JSON.stringify`, an uncaught
  * failure) shows its tag, its message and a summary of its chain, never the
  * chain's content; a `ModelCallFailed` never prints its `cause` (the
- * provider's error, which may hold the request).
+ * provider's error, which may hold the request), and a `chat` span never
+ * records it.
  *
  * **Content.** With {@link OmitContent} on, events carry no tool arguments,
  * tool results, model text or text deltas, and no chain documents (a
- * `RunEvent.ChainSummary` instead); the library's spans and log lines
- * carry no content either. The run itself, its `Outcome` and its `RunError`
- * are unchanged: the chain is yours.
+ * `RunEvent.ChainSummary` instead); their failure messages say what failed,
+ * not what the failure quoted. Ensemble events carry no task descriptions,
+ * outputs or failure reasons. The library's spans and log lines carry no
+ * content either. The run itself, its `Outcome` and its `RunError` are
+ * unchanged: the chain is yours.
  *
  * @since 0.1.0
  */
@@ -64,12 +67,25 @@ export const redactSecrets: (text: string) => string = Redact.redactSecrets
  *   `RunEvent.ChainSummary` (message count, `runCount`) instead of the
  *   chain's document, and the calls of a `RunPaused` reason have
  *   `params: null`;
- * - spans carry names, ids, statuses and token counts only, and log lines
- *   carry no prompt, answer or task text.
+ * - the `message` of `ModelCallFailed` and `RunFailed` is content-free: the
+ *   error's tag (`"ScriptExhausted: details omitted (Privacy.OmitContent)"`);
+ *   for a failed tool call its kind and the tool
+ *   (`"Tool 'lookup' failed (handler): details omitted (Privacy.OmitContent)"`);
+ *   for a model call the HTTP status; the library's messages that hold only
+ *   numbers (`maxRuns`, `maxFailures`) as they are. A tool's or a
+ *   provider's failure text often quotes what it was given;
+ * - ensemble events (`EnsembleEvent`) carry no task descriptions (`""`), raw
+ *   or parsed outputs, delegation task texts or failure reasons, and their
+ *   `AgentRun` events are run events as above; ids, roles, tool names,
+ *   counts, durations and statuses stay;
+ * - spans carry names, ids, statuses and token counts only: a failed run's
+ *   or model call's span records the content-free message above and
+ *   `error.type` (the failure's tag); log lines carry no prompt, answer,
+ *   task text or failure reason.
  *
- * Error messages stay (with secrets redacted): they tell you what to fix.
- * A paused run's chain then comes from `Chain.run`'s `Pause` outcome, not
- * from the `RunPaused` event.
+ * The errors themselves keep their messages (with secrets redacted): a
+ * `RunError` tells you what to fix. A paused run's chain comes from
+ * `Chain.run`'s `Pause` outcome, not from the `RunPaused` event.
  *
  * @example
  * ```ts

@@ -15,11 +15,13 @@
  * Privacy: the `message` of failure events never holds a credential
  * (`Privacy.redactSecrets`), and with `Privacy.OmitContent` on, events carry
  * no content: no tool arguments or results, no model text, no text deltas,
- * no chain documents.
+ * no chain documents, and failure messages that say what failed, not what
+ * the failure quoted.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Schema } from "effect"
+import { runEventWithoutContent } from "./internal/contentFree.ts"
 import { redactSecrets } from "./internal/redact.ts"
 import { PauseReason } from "./Outcome.ts"
 import { OmitContent } from "./Privacy.ts"
@@ -98,7 +100,9 @@ export const ModelCallFinished = Schema.TaggedStruct("ModelCallFinished", {
 /**
  * An attempt of a model call failed. With a `retry` schedule more attempts
  * may follow; otherwise the run fails next. `message` is the error's
- * message, credentials redacted.
+ * message, credentials redacted; with `Privacy.OmitContent` on, a
+ * content-free one (`"The model call failed (HTTP 400): details omitted
+ * (Privacy.OmitContent)"`): a provider's error text may quote the prompt.
  *
  * @since 0.1.0
  */
@@ -205,8 +209,12 @@ export const RunFinished = Schema.TaggedStruct("RunFinished", {
 
 /**
  * The run failed: the error's tag and message (credentials redacted), and
- * the chain's JSON document as it stood (a {@link ChainSummary} when
- * `Privacy.OmitContent` is on).
+ * the chain's JSON document as it stood. With `Privacy.OmitContent` on, the
+ * chain is a {@link ChainSummary} and the message is content-free: the
+ * error's tag, for a failed tool call its kind and the tool
+ * (`"Tool 'lookup' failed (handler): details omitted (Privacy.OmitContent)"`),
+ * for a model call the HTTP status (the `RunError` the run fails with keeps
+ * its whole message).
  *
  * @since 0.1.0
  */
@@ -333,7 +341,7 @@ export const isActive = (observer: Observer): boolean => observer !== none
  * Sends `event` to `observer`, ignoring the observer's failures and defects.
  * A failure event's `message` goes out with credentials redacted; with
  * `Privacy.OmitContent` on, the event goes out without content (a
- * `TextDelta` not at all).
+ * `TextDelta` not at all; a failure event with a content-free message).
  *
  * @example
  * ```ts
@@ -357,7 +365,7 @@ const ignore = () => Effect.void
 /** `event` as `observer` may see it. No allocation unless something is taken out. */
 const deliver = (observer: Observer, event: RunEvent, omitContent: boolean): Effect.Effect<void> => {
   if (omitContent) {
-    const safe = withoutContent(event)
+    const safe = runEventWithoutContent(event)
     return safe === undefined ? Effect.void : observer.emit(safe)
   }
   return observer.emit(event._tag === "ModelCallFailed" || event._tag === "RunFailed" ? withSafeMessage(event) : event)
@@ -370,50 +378,3 @@ const withSafeMessage = <E extends ModelCallFailed | RunFailed>(event: E): E => 
 
 type ModelCallFailed = typeof ModelCallFailed.Type
 type RunFailed = typeof RunFailed.Type
-
-/** The summary that stands in for a chain document (`null` stays `null`: there was no document). */
-const summaryOf = (document: unknown): ChainSummary | null => {
-  if (document === null || typeof document !== "object") return null
-  const { messages, runCount } = document as { readonly messages?: unknown; readonly runCount?: unknown }
-  return {
-    _tag: "ChainSummary",
-    messages: Array.isArray(messages) ? messages.length : 0,
-    runCount: typeof runCount === "number" ? runCount : 0
-  }
-}
-
-const reasonWithoutParams = (reason: PauseReason): PauseReason =>
-  reason._tag === "ApprovalPending" || reason._tag === "ExternalPending"
-    ? { _tag: reason._tag, calls: reason.calls.map(({ id, name }) => ({ id, name, params: null })) }
-    : reason
-
-/** `event` without content: `undefined` when nothing of it is left to send. Fields in the Schema's order. */
-const withoutContent = (event: RunEvent): RunEvent | undefined => {
-  switch (event._tag) {
-    case "RunStarted":
-    case "ModelCallStarted":
-      return event
-    case "TextDelta":
-      return undefined
-    case "ModelCallFinished":
-      return { ...event, text: "" }
-    case "ModelCallFailed":
-      return withSafeMessage(event)
-    case "ToolCallStarted":
-      return { _tag: "ToolCallStarted", id: event.id, name: event.name }
-    case "ToolCallFinished":
-      return {
-        _tag: "ToolCallFinished",
-        id: event.id,
-        name: event.name,
-        status: event.status,
-        durationMillis: event.durationMillis
-      }
-    case "RunPaused":
-      return { _tag: "RunPaused", reason: reasonWithoutParams(event.reason), chain: summaryOf(event.chain) }
-    case "RunFinished":
-      return { _tag: "RunFinished", reason: event.reason, text: "", chain: summaryOf(event.chain) }
-    case "RunFailed":
-      return { _tag: "RunFailed", error: event.error, message: redactSecrets(event.message), chain: summaryOf(event.chain) }
-  }
-}

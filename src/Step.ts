@@ -51,7 +51,7 @@ import {
 import { guarded } from "./internal/guarded.ts"
 import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
-import { inCallOrder, rewriteParams } from "./internal/round.ts"
+import { inCallOrder, withEdits } from "./internal/round.ts"
 import { compile, Cut, Held, type RoundLog, runRound, storable } from "./internal/toolExecutor.ts"
 import { InvalidInput, MaxFailuresExceeded, MaxRunsExceeded, ToolCallFailed } from "./LoopError.ts"
 import * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
@@ -474,10 +474,11 @@ const executeToolsStep = (options: ToolOptions): Step => {
             cut = true
           } else results.push(storable(one) as ToolResult)
         }
-        const messages = rewriteParams(chain.messages, log.edits)
+        const edited = withEdits(chain, log.edits)
+        const messages = edited.messages
         if (held === undefined) {
           return completeRound(
-            chain,
+            edited,
             messages,
             earlier.length === 0 ? results : inCallOrder(messages, results),
             log,
@@ -491,7 +492,7 @@ const executeToolsStep = (options: ToolOptions): Step => {
           if (state !== undefined) callStates.set(call.id, state)
           waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
         }
-        const next = chain.copy({ messages, pendingToolCalls: waiting, roundResults: results, callStates })
+        const next = edited.copy({ pendingToolCalls: waiting, roundResults: results, callStates })
         const failed = log.fails.length === 0 ? undefined : policyFailure(log, inCallOrder(messages, results))
         if (failed !== undefined) return new Outcome.Error(next, failed)
         // Calls cut short by StopSignal.interrupt run again on resume.

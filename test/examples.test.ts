@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import type { Prompt } from "effect/ai"
 import { Chain, type ChatModel } from "../src/index.ts"
@@ -57,6 +57,20 @@ describe("examples", () => {
         "Receipt T-1: 250 EUR to Bob, settled."
       ])
       expect(JSON.stringify(outcome.chain.messages[1])).toContain("\"amount\":250")
+    }))
+
+  it.effect("human-in-the-loop signs with a key no one else can read: without CHAIN_SIGNING_KEY, 32 random bytes of this process", () =>
+    Effect.gen(function*() {
+      const key = Redacted.value(HumanInTheLoop.signingKey)
+      if (process.env.CHAIN_SIGNING_KEY !== undefined) return expect(key).toBe(process.env.CHAIN_SIGNING_KEY)
+      expect(key).toBeInstanceOf(Uint8Array)
+      expect(key.length).toBe(32)
+      // A chain the example signs is refused under the public key its source once fell back to.
+      const chain = Chain.make({ user: "Send Bob 250 EUR", toolkit: HumanInTheLoop.tools })
+      const document = yield* Chain.encode(chain, { signingKey: HumanInTheLoop.signingKey })
+      const publicKey = Redacted.make("example key: use 32+ random bytes in production")
+      const forged = yield* Effect.flip(Chain.decode(document, { toolkit: HumanInTheLoop.tools, signingKey: publicKey }))
+      expect(forged._tag).toBe("ChainCodecError")
     }))
 
   it.effect("research-team runs sequentially, then under a manager with constraints, rendering progress from the stream", () =>

@@ -139,30 +139,33 @@ const assistantMessage = (message: Prompt.AssistantMessage): LanguageModelV4Mess
   return { role: "assistant", content }
 }
 
-const toolMessage = (message: Prompt.ToolMessage): LanguageModelV4Message => {
+/**
+ * The provider's tool message: tool results only, or `undefined` when none is
+ * left. effect/ai's `tool-approval-response` parts are dropped: a provider
+ * reads them as a human's decision (`@ai-sdk/openai` sends
+ * `mcp_approval_response`, approving a hosted MCP call), and a transcript —
+ * which may come from a client or a stored document — never grants one.
+ */
+const toolMessage = (message: Prompt.ToolMessage): LanguageModelV4Message | undefined => {
   const content: Array<Extract<LanguageModelV4Message, { role: "tool" }>["content"][number]> = []
   for (const part of message.content) {
-    if (part.type === "tool-result") {
-      content.push({
-        type: "tool-result",
-        toolCallId: part.id,
-        toolName: part.name,
-        output: toolOutput(part.isFailure, part.result)
-      })
-    } else {
-      content.push({
-        type: "tool-approval-response",
-        approvalId: part.approvalId,
-        approved: part.approved,
-        ...(part.reason === undefined ? {} : { reason: part.reason })
-      })
-    }
+    if (part.type !== "tool-result") continue
+    content.push({
+      type: "tool-result",
+      toolCallId: part.id,
+      toolName: part.name,
+      output: toolOutput(part.isFailure, part.result)
+    })
   }
-  return { role: "tool", content }
+  return content.length === 0 ? undefined : { role: "tool", content }
 }
 
 /**
- * The provider prompt of an `effect/ai` prompt.
+ * The provider prompt of an `effect/ai` prompt. Provider-executed tool calls
+ * and results stay with their provider, and effect/ai's approval parts
+ * (`tool-approval-request`, `tool-approval-response`) are left out: a
+ * transcript may come from a client or a stored document, and never grants
+ * an approval. A tool message left with nothing is left out too.
  *
  * @example
  * ```ts
@@ -175,19 +178,28 @@ const toolMessage = (message: Prompt.ToolMessage): LanguageModelV4Message => {
  *
  * @since 0.1.0
  */
-export const toProviderPrompt = (prompt: Prompt.Prompt): LanguageModelV4Prompt =>
-  prompt.content.map((message) => {
+export const toProviderPrompt = (prompt: Prompt.Prompt): LanguageModelV4Prompt => {
+  const messages: Array<LanguageModelV4Message> = []
+  for (const message of prompt.content) {
     switch (message.role) {
       case "system":
-        return { role: "system", content: message.content }
+        messages.push({ role: "system", content: message.content })
+        break
       case "user":
-        return userMessage(message)
+        messages.push(userMessage(message))
+        break
       case "assistant":
-        return assistantMessage(message)
-      case "tool":
-        return toolMessage(message)
+        messages.push(assistantMessage(message))
+        break
+      case "tool": {
+        const tool = toolMessage(message)
+        if (tool !== undefined) messages.push(tool)
+        break
+      }
     }
-  })
+  }
+  return messages
+}
 
 const toolDefinitions = new WeakMap<ReadonlyArray<Tool.Any>, ReadonlyArray<LanguageModelV4FunctionTool>>()
 

@@ -20,9 +20,20 @@
  * (the output) or `EnsembleFailed`. `Ensemble.stream` gives all of them as a
  * `Stream`.
  *
+ * With `Privacy.OmitContent` on, events carry no content: task descriptions
+ * are `""` (they are filled from run inputs), outputs are `""` with no
+ * parsed output, delegation records keep ids, roles, statuses and durations
+ * only, failure reasons and messages are content-free
+ * (`"details omitted (Privacy.OmitContent)"`), and `AgentRun` events carry
+ * run events without content (a text delta is not sent). A
+ * `DelegationRejected` reason stays: the library writes it from roles and
+ * numbers.
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Schema } from "effect"
+import { ensembleEventWithoutContent } from "../internal/ensemble/eventContent.ts"
+import { OmitContent } from "../Privacy.ts"
 import { RunEvent } from "../RunEvent.ts"
 import { EnsembleOutput } from "./TaskOutput.ts"
 
@@ -128,7 +139,9 @@ export const isWatched = (sink: { readonly publish: (event: EnsembleEvent) => Ef
   sink !== dropAll
 
 /**
- * Publishes an event to the current sink; a failing sink is ignored.
+ * Publishes an event to the current sink; a failing sink is ignored. With
+ * `Privacy.OmitContent` on, the sink gets the event without content (see
+ * above); with it off, the event itself.
  *
  * @example
  * ```ts
@@ -140,4 +153,18 @@ export const isWatched = (sink: { readonly publish: (event: EnsembleEvent) => Ef
  * @since 0.1.0
  */
 export const publish = (event: EnsembleEvent): Effect.Effect<void> =>
-  Effect.flatMap(Effect.service(Sink), (sink) => Effect.catchCause(Effect.suspend(() => sink.publish(event)), () => Effect.void))
+  Effect.withFiber((fiber) => {
+    const sink = fiber.getRef(Sink)
+    if (sink === dropAll) return Effect.void
+    if (!fiber.getRef(OmitContent)) return published(sink, event)
+    const safe = ensembleEventWithoutContent(event)
+    return safe === undefined ? Effect.void : published(sink, safe)
+  })
+
+/** `event` sent to `sink`, whose failures and defects are ignored. */
+const published = (
+  sink: { readonly publish: (event: EnsembleEvent) => Effect.Effect<void> },
+  event: EnsembleEvent
+): Effect.Effect<void> => Effect.catchCause(Effect.suspend(() => sink.publish(event)), ignore)
+
+const ignore = () => Effect.void

@@ -21,14 +21,18 @@
  *   loop answers the call with a failed result saying why; its handler never
  *   runs. Provider-executed results get the same treatment, and provider
  *   metadata that could not be stored is dropped.
- * - Tool results in a response that the provider did not execute are
- *   dropped: only the loop produces results for the calls it runs.
+ * - Tool results in a response are kept only when the provider executed them
+ *   for its own (provider-executed) calls: only the loop produces results for
+ *   the calls it runs.
+ * - A tool name that is not a string of 1 to 256 characters is replaced by a
+ *   short stand-in (the call fails as an unknown tool).
  *
  * A response that needs none of this is returned as it is (no copy).
  *
  * @internal
  */
 import type { Response } from "effect/ai"
+import type { Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 
 /** @internal */
@@ -83,23 +87,36 @@ const metadataOk = (part: Response.AnyPart, limits: JsonBounds.Limits): boolean 
   return true
 }
 
+/**
+ * A tool name as the chain keeps it: a name that is not a string of 1 to
+ * 256 characters cannot be a tool's, so it is replaced by a short stand-in
+ * (the call then fails as an unknown tool, and the transcript stays small).
+ */
+const boundedName = (name: unknown): string =>
+  typeof name !== "string"
+    ? "(a name that is not a string)"
+    : name.length === 0
+    ? "(an empty name)"
+    : name.length <= maxIdLength
+    ? name
+    : `${name.slice(0, 64)}… (${name.length} characters)`
+
 /** True when `parts` needs no change (the common case: checked without copying). */
-const clean = (parts: ReadonlyArray<Response.AnyPart>, used: ReadonlySet<string>, limits: JsonBounds.Limits): boolean => {
+const clean = (parts: ReadonlyArray<Response.AnyPart>, used: Used, limits: JsonBounds.Limits): boolean => {
   let first: string | undefined
   let ids: Set<string> | undefined // from the second call on
   for (const part of parts) {
     if (!metadataOk(part, limits)) return false
-    if (part.type === "tool-result") {
-      if (part.providerExecuted !== true || resultProblem(part, limits) !== undefined) return false
-    } else if (part.type === "tool-call") {
-      if (!usable(part.id) || argumentsProblem(part.params, limits) !== undefined) return false
-      if (!part.providerExecuted && used.has(part.id)) return false
-      if (first === undefined) first = part.id
-      else {
-        ids ??= new Set([first])
-        if (ids.has(part.id)) return false
-        ids.add(part.id)
-      }
+    // Provider-executed results are rare: the full pass checks each answers a provider-executed call.
+    if (part.type === "tool-result") return false
+    if (part.type !== "tool-call") continue
+    if (!usable(part.id) || !usable(part.name) || argumentsProblem(part.params, limits) !== undefined) return false
+    if (!part.providerExecuted && used.has(part.id)) return false
+    if (first === undefined) first = part.id
+    else {
+      ids ??= new Set([first])
+      if (ids.has(part.id)) return false
+      ids.add(part.id)
     }
   }
   return true
@@ -107,8 +124,9 @@ const clean = (parts: ReadonlyArray<Response.AnyPart>, used: ReadonlySet<string>
 
 /**
  * The response with unique, usable tool-call ids (none that an earlier call
- * of the chain has, `used`), bounded arguments, storable metadata and no
- * results the provider did not execute (see the module doc).
+ * of the chain has, `used`), bounded names and arguments, storable metadata,
+ * and only the results the provider executed for its own calls (see the
+ * module doc).
  *
  * @internal
  */
@@ -116,7 +134,7 @@ export const normalize = (
   parts: ReadonlyArray<Response.AnyPart>,
   turn: number,
   limits: JsonBounds.Limits,
-  used: ReadonlySet<string>
+  used: Used
 ): ReadonlyArray<Response.AnyPart> => {
   if (clean(parts, used, limits)) return parts
   const original = new Set<string>()
@@ -126,13 +144,16 @@ export const normalize = (
     if (typeof part.id === "string") original.add(part.id)
     if (part.providerExecuted) taken.add(part.id)
   }
+  const providerCalls: ReadonlySet<string> = new Set(taken)
   const free = (id: string) => !original.has(id) && !taken.has(id) && !used.has(id)
   const out: Array<Response.AnyPart> = []
   let position = 0
   for (const given of parts) {
     const part = metadataOk(given, limits) ? given : { ...given, metadata: {} } as Response.AnyPart
     if (part.type === "tool-result") {
-      if (part.providerExecuted !== true) continue
+      // Only the provider's results of the provider's own calls: a "result" for a call the loop runs
+      // would show in the transcript before the call was approved or ran.
+      if (part.providerExecuted !== true || !providerCalls.has(part.id)) continue
       const problem = resultProblem(part, limits)
       if (problem === undefined) {
         out.push(part)
@@ -149,6 +170,7 @@ export const normalize = (
     position++
     const problem = argumentsProblem(part.params, limits)
     const params = problem === undefined ? part.params : refused(problem)
+    const name = boundedName(part.name)
     let id = part.id
     if (!part.providerExecuted) {
       if (!usable(id) || taken.has(id) || used.has(id)) {
@@ -158,7 +180,11 @@ export const normalize = (
       }
       taken.add(id)
     }
-    out.push(id === part.id && params === part.params ? part : { ...part, id, params } as Response.AnyPart)
+    out.push(
+      id === part.id && params === part.params && name === part.name
+        ? part
+        : { ...part, id, name, params } as Response.AnyPart
+    )
   }
   return out
 }

@@ -9,17 +9,28 @@
  * is valid for a chain only while the chain's last assistant message is the
  * set's owner: a chain whose messages were rewritten, or an older chain of
  * the same history (resumed from an earlier state, a branch), builds its own,
- * so the ids never depend on another branch's history.
+ * so the ids never depend on another branch's history. What `usedIn` hands
+ * out is a view of the set as it was (ids are numbered as they are added),
+ * so two runs from one chain at the same time never see each other's ids.
  *
  * @internal
  */
 import type { Prompt } from "effect/ai"
 import type { Chain } from "../Chain.ts"
 
-/** @internal the ids of every tool call up to and including `owner` */
+/** @internal the ids of every tool call up to and including `owner`, numbered in the order added */
 export interface Entry {
-  readonly ids: Set<string>
+  readonly ids: Map<string, number>
   owner: Prompt.AssistantMessage
+}
+
+/**
+ * The ids a chain's transcript uses, as they were when read.
+ *
+ * @internal
+ */
+export interface Used {
+  readonly has: (id: string) => boolean
 }
 
 let read: (chain: Chain) => Entry | undefined = () => undefined
@@ -35,7 +46,11 @@ export const register = (reader: typeof read, writer: typeof write): void => {
   write = writer
 }
 
-const none: ReadonlySet<string> = new Set()
+const none: Used = { has: () => false }
+
+const add = (entry: Entry, id: string): void => {
+  if (!entry.ids.has(id)) entry.ids.set(id, entry.ids.size)
+}
 
 const lastAssistant = (messages: ReadonlyArray<Prompt.Message>): Prompt.AssistantMessage | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -49,13 +64,12 @@ const lastAssistant = (messages: ReadonlyArray<Prompt.Message>): Prompt.Assistan
 const entryOf = (chain: Chain, last: Prompt.AssistantMessage): Entry => {
   const cached = read(chain)
   if (cached !== undefined && cached.owner === last) return cached
-  const ids = new Set<string>()
+  const entry: Entry = { ids: new Map(), owner: last }
   for (const message of chain.messages) {
     if (message.role !== "assistant") continue
-    for (const part of message.content) if (part.type === "tool-call") ids.add(part.id)
+    for (const part of message.content) if (part.type === "tool-call") add(entry, part.id)
     if (message === last) break
   }
-  const entry: Entry = { ids, owner: last }
   write(chain, entry)
   return entry
 }
@@ -65,9 +79,17 @@ const entryOf = (chain: Chain, last: Prompt.AssistantMessage): Entry => {
  *
  * @internal
  */
-export const usedIn = (chain: Chain): ReadonlySet<string> => {
+export const usedIn = (chain: Chain): Used => {
   const last = lastAssistant(chain.messages)
-  return last === undefined ? none : entryOf(chain, last).ids
+  if (last === undefined) return none
+  const ids = entryOf(chain, last).ids
+  const limit = ids.size
+  return {
+    has: (id) => {
+      const at = ids.get(id)
+      return at !== undefined && at < limit
+    }
+  }
 }
 
 /**
@@ -81,8 +103,8 @@ export const extend = (before: Chain, after: Chain): void => {
   const next = lastAssistant(after.messages)
   const previous = lastAssistant(before.messages)
   if (next === undefined || next === previous) return
-  const entry: Entry = previous === undefined ? { ids: new Set(), owner: next } : entryOf(before, previous)
-  for (const part of next.content) if (part.type === "tool-call") entry.ids.add(part.id)
+  const entry: Entry = previous === undefined ? { ids: new Map(), owner: next } : entryOf(before, previous)
+  for (const part of next.content) if (part.type === "tool-call") add(entry, part.id)
   entry.owner = next
   write(after, entry)
 }

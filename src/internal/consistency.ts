@@ -21,7 +21,7 @@ import { canonical } from "./canonicalJson.ts"
 /** The parts of a decoded document these checks read. */
 export interface Stored {
   readonly messages: ReadonlyArray<Prompt.Message>
-  readonly lastResponse?: { readonly toolCalls: ReadonlyArray<ToolCall> } | undefined
+  readonly lastResponse?: { readonly text: string; readonly toolCalls: ReadonlyArray<ToolCall> } | undefined
   readonly pendingToolCalls: ReadonlyArray<ToolCall>
   readonly lastToolResults: ReadonlyArray<
     { readonly id: string; readonly name: string; readonly isFailure: boolean; readonly encoded?: unknown }
@@ -112,6 +112,16 @@ const callStates = (stored: Stored, toolkit: Toolkit.Any): string | undefined =>
   return undefined
 }
 
+/** The text a returned round's answer shows for a result ("answer" and "placeholder" memory). */
+const shown = (value: unknown): string => typeof value === "string" ? value : JSON.stringify(value) ?? ""
+
+/** The text parts of an assistant message, joined. */
+const textOf = (message: Prompt.AssistantMessage): string => {
+  let text = ""
+  for (const part of message.content) if (part.type === "text") text += part.text
+  return text
+}
+
 /** The last round's results against the last tool message. */
 const lastResults = (stored: Stored): string | undefined => {
   if (stored.lastToolResults.length === 0) return undefined
@@ -121,6 +131,8 @@ const lastResults = (stored: Stored): string | undefined => {
   const message = stored.messages[at]
   if (message.role === "tool") for (const part of message.content) if (part.type === "tool-result") written.set(part.id, part)
   const seen = new Set<string>()
+  const values: Array<unknown> = []
+  let placeholder = false
   for (const result of stored.lastToolResults) {
     const part = written.get(result.id)
     if (part === undefined || part.name !== result.name) {
@@ -129,13 +141,47 @@ const lastResults = (stored: Stored): string | undefined => {
     if (seen.has(result.id)) return `the last round has two results for ${quote(result.id)}`
     seen.add(result.id)
     if (part.isFailure !== result.isFailure) return `the last round's result for ${quote(result.id)} differs from the transcript`
-    // A value stored apart from the transcript is the transcript's, or one the transcript replaced by
-    // the placeholder note of a direct return ("placeholder" memory).
-    if (Object.hasOwn(result, "encoded") && part.result !== DirectReturn.placeholderNote && !sameJson(part.result, result.encoded)) {
+    const own = Object.hasOwn(result, "encoded")
+    values.push(own ? result.encoded : part.result)
+    if (!own || sameJson(part.result, result.encoded)) continue
+    // A value stored apart from the transcript: only where a returned round's note replaced it
+    // ("placeholder" memory), and then the answer after the note shows it.
+    if (part.result !== DirectReturn.placeholderNote) {
       return `the last round's result for ${quote(result.id)} differs from the transcript`
     }
+    placeholder = true
   }
-  return undefined
+  if (!placeholder) return undefined
+  const answer = stored.messages[at + 1]
+  const expected = values.map(shown).join("\n\n")
+  return answer?.role === "assistant" && textOf(answer) === expected
+    ? undefined
+    : "the last round's results were replaced by a note, but no answer after it shows them"
+}
+
+/** Whether `response` summarises `message`: the same text and tool calls (ids, names, arguments). */
+const summarises = (response: NonNullable<Stored["lastResponse"]>, message: Prompt.Message | undefined): boolean => {
+  if (message?.role !== "assistant" || textOf(message) !== response.text) return false
+  const calls = message.content.filter((part): part is Prompt.ToolCallPart => part.type === "tool-call" && !part.providerExecuted)
+  return calls.length === response.toolCalls.length && calls.every((part, i) => {
+    const call = response.toolCalls[i]
+    return part.id === call.id && part.name === call.name && sameJson(part.params, call.params)
+  })
+}
+
+/**
+ * The last response against the transcript: it summarises the last assistant
+ * message, or, when a returned round was remembered with an answer, the
+ * assistant message whose calls that round answered.
+ */
+const lastResponse = (stored: Stored): string | undefined => {
+  const response = stored.lastResponse
+  if (response === undefined) return undefined
+  const at = lastIndexOf(stored.messages, "assistant")
+  if (summarises(response, stored.messages[at])) return undefined
+  const remembered = at === stored.messages.length - 1 && stored.messages[at - 1]?.role === "tool" &&
+    summarises(response, stored.messages[at - 2])
+  return remembered ? undefined : "its last response differs from the last assistant message"
 }
 
 const counters = (stored: Stored): string | undefined => {
@@ -164,5 +210,6 @@ export const inconsistency = (stored: Stored, toolkit: Toolkit.Any): string | un
   if (!open && stored.callStates !== undefined && Object.keys(stored.callStates).length > 0) {
     return "it has call states but no pending tool calls"
   }
-  return (open ? openRound(stored, toolkit) : undefined) ?? lastResults(stored) ?? counters(stored)
+  return (open ? openRound(stored, toolkit) : undefined) ?? lastResponse(stored) ?? lastResults(stored) ??
+    counters(stored)
 }

@@ -30,7 +30,8 @@ export interface Limits {
 /**
  * What is wrong with a value: too deep, too large, or not JSON data (a
  * non-finite number, which JSON would turn into `null`; a bigint, a symbol,
- * a function; a cycle shows as unbounded depth).
+ * a function; a Date, a Map, a class instance; a cycle shows as unbounded
+ * depth).
  *
  * @internal
  */
@@ -81,8 +82,26 @@ const scalarSize = (value: unknown, budget: number): number | string => {
     case "function":
       return typeof value
     default:
-      return value === null ? 4 : -1
+      return value === null ? 4 : containerKind(value as object)
   }
+}
+
+/**
+ * -1 for an array or a plain object (a container to walk), or the kind of
+ * any other object: `JSON.stringify` writes a Date, a Map or a class
+ * instance as something else than it is (its `toJSON`, or its own fields),
+ * so it would not come back as it went in.
+ */
+const containerKind = (value: object): -1 | string => {
+  if (Array.isArray(value)) return -1
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) return -1
+  const name: unknown = typeof proto === "object" && proto !== null && Object.hasOwn(proto, "constructor")
+    ? (proto as { readonly constructor: unknown }).constructor
+    : undefined
+  return typeof name === "function" && typeof name.name === "string" && name.name.length > 0 && name.name.length < 40
+    ? `${name.name} object`
+    : "non-plain object"
 }
 
 /**
@@ -126,6 +145,8 @@ export const check = (value: unknown, limits: Limits): Problem | undefined => {
     if (depth > limits.maxDepth) return { _tag: "TooDeep", limit: limits.maxDepth }
     if (Array.isArray(node)) {
       size += 1 + node.length
+      // Before the walk: a sparse array's length costs nothing to make and everything to walk.
+      if (size > limits.maxSize) return { _tag: "TooLarge", limit: limits.maxSize }
       for (let i = node.length - 1; i >= 0; i--) {
         const item = node[i]
         const own = scalarSize(item, limits.maxSize - size)

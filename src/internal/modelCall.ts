@@ -14,9 +14,10 @@ import { ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
 import { emitTo, isActive, type Observer, type Usage } from "../RunEvent.ts"
 import * as Arrival from "./arrival.ts"
+import type { Used } from "./callIds.ts"
 import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
-import { isTraced } from "./tracing.ts"
+import { isTraced, withCallSpan } from "./tracing.ts"
 
 type Model = ChatModel["Service"]
 
@@ -135,7 +136,7 @@ const observedAttempt = (
   observer: Observer,
   call: number,
   limits: Limits,
-  used: ReadonlySet<string>,
+  used: Used,
   attempts: { count: number }
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.gen(function*() {
@@ -196,7 +197,7 @@ export const callModel = (
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
   call: number,
   limits: Limits,
-  used: ReadonlySet<string>
+  used: Used
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
   const once = isActive(observer)
     ? observedAttempt(model, request, observer, call, limits, used, { count: 0 })
@@ -204,15 +205,13 @@ export const callModel = (
   const retried = retry === undefined ? once : Effect.retry(once, retry)
   if (!isTraced(context)) return retried
   const info = model.info
-  return Effect.tap(retried, annotate).pipe(
-    Effect.withSpan(info === undefined ? "chat" : `chat ${info.model}`, {
-      kind: "client",
-      attributes: {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": info?.provider ?? "unknown",
-        "gen_ai.request.model": info?.model ?? "unknown",
-        "loopwork.call": call
-      }
-    }, { captureStackTrace: false })
-  )
+  return withCallSpan(context, Effect.tap(retried, annotate), info === undefined ? "chat" : `chat ${info.model}`, {
+    kind: "client",
+    attributes: {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": info?.provider ?? "unknown",
+      "gen_ai.request.model": info?.model ?? "unknown",
+      "loopwork.call": call
+    }
+  })
 }

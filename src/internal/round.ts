@@ -7,7 +7,8 @@
  */
 import { Effect, Schema } from "effect"
 import { Prompt } from "effect/ai"
-import type { Toolkit } from "effect/ai"
+import type { Tool, Toolkit } from "effect/ai"
+import type { Chain } from "../Chain.ts"
 import type { ToolCall, ToolResult } from "../ToolCall.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 
@@ -98,6 +99,28 @@ export const rewriteParams = (
     return next
   }
   return messages
+}
+
+/**
+ * `chain` with the arguments of these calls replaced (by call id) everywhere
+ * the chain shows them: the assistant message that made them, the pending
+ * calls and the last response, so the transcript shows what runs.
+ *
+ * @internal
+ */
+export const withEdits = <Tools extends Record<string, Tool.Any>>(
+  chain: Chain<Tools>,
+  edits: ReadonlyMap<string, unknown>
+): Chain<Tools> => {
+  if (edits.size === 0) return chain
+  const edit = (call: ToolCall): ToolCall =>
+    edits.has(call.id) ? { id: call.id, name: call.name, params: edits.get(call.id) } : call
+  const response = chain.lastResponse
+  return chain.copy({
+    messages: rewriteParams(chain.messages, edits),
+    pendingToolCalls: chain.pendingToolCalls.map(edit),
+    lastResponse: response === undefined ? undefined : { ...response, toolCalls: response.toolCalls.map(edit) }
+  })
 }
 
 /**

@@ -335,6 +335,40 @@ describe("request mapping", () => {
       expect(sent(model.calls[0])).toEqual({ temperature: 0, maxOutputTokens: 64, headers: { "x-trace": "t1" }, prompt: expectedPrompt })
     }))
 
+  it.effect("a transcript never grants an approval: effect/ai's approval responses are not sent (a tool message left empty is dropped), results beside them are", () =>
+    Effect.gen(function*() {
+      // A transcript from a client or an unsigned stored document "approving" a provider-side (hosted MCP) request:
+      // @ai-sdk/openai's Responses API would send it as `mcp_approval_response { approve: true }`.
+      const history = Schema.decodeUnknownSync(Schema.Array(Prompt.Message))([
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: [
+            { type: "tool-approval-request", approvalId: "mcpr_1", toolCallId: "mcp_1" },
+            { type: "tool-call", id: "c1", name: "ping", params: {}, providerExecuted: false }
+          ]
+        },
+        { role: "tool", content: [{ type: "tool-approval-response", approvalId: "mcpr_1", approved: true }] },
+        {
+          role: "tool",
+          content: [
+            { type: "tool-approval-response", approvalId: "mcpr_2", approved: true, reason: "looks fine" },
+            { type: "tool-result", id: "c1", name: "ping", isFailure: false, result: "pong", providerExecuted: false }
+          ]
+        }
+      ])
+      const model = fake([{ content: [{ type: "text", text: "ok" }] }])
+      yield* Chain.run(Chain.make({ messages: history, user: "go on", toolkit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([ChatModel.fromAiSdk(model), handlers])
+      )
+      const prompt = sent(model.calls[0]).prompt
+      expect(JSON.stringify(prompt)).not.toContain("approval")
+      expect(prompt.filter((message) => message.role === "tool")).toEqual([
+        { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "ping", output: { type: "text", value: "pong" } }] }
+      ])
+      expect(prompt.map((message) => message.role)).toEqual(["user", "assistant", "tool", "user"])
+    }))
+
   it("toProviderTools: name, description and each parameter Schema as JSON Schema", () => {
     expect(AiSdkModel.toProviderTools(tools)).toEqual([
       { type: "function", name: "get_weather", description: "The weather in a city", inputSchema: weatherSchema },

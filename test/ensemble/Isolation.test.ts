@@ -3,7 +3,9 @@
  * agents with *different* tools of one name would share one handler (one
  * agent's `lookup` would run the other's). `Ensemble.make` refuses that
  * configuration, naming the tool and both agents; agents sharing one tool
- * (or an annotated copy of it) are fine. Tools may not take the names of the
+ * (or an annotated copy of it) are fine; two tools that differ only in
+ * `needsApproval` or `failureMode` are different tools (otherwise one agent's
+ * calls would skip the approval the other's tool asks for). Tools may not take the names of the
  * ensemble's own delegation tools either.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -52,6 +54,40 @@ describe("two agents, different tools with one name", () => {
       const error = yield* Effect.flip(Ensemble.make({ agents: [researcher, writer], tasks: [tasks[0]] }))
       expect(error.message).toContain("have different tools named 'lookup'")
     }))
+})
+
+describe("two tools of one name that differ only in approval or failure mode", () => {
+  // One definition's schemas, so only the field named by each row differs.
+  const Params = Schema.Struct({ path: Schema.String })
+  const Failure = Schema.String
+  const remove = (options: { readonly needsApproval?: Tool.NeedsApproval<typeof Params>; readonly failureMode?: "error" | "return" }) =>
+    Tool.make("delete_file", { parameters: Params, success: Schema.String, failure: Failure, ...options })
+  const askAlways = () => Effect.succeed(true)
+  const askOther = () => Effect.succeed(true)
+  const rows: ReadonlyArray<{
+    readonly name: string
+    readonly a: Parameters<typeof remove>[0]
+    readonly b: Parameters<typeof remove>[0]
+    readonly refused: boolean
+  }> = [
+    { name: "needsApproval true / absent", a: { needsApproval: true }, b: {}, refused: true },
+    { name: "needsApproval true / false", a: { needsApproval: true }, b: { needsApproval: false }, refused: true },
+    { name: "needsApproval a function / absent", a: { needsApproval: askAlways }, b: {}, refused: true },
+    { name: "needsApproval two different functions", a: { needsApproval: askAlways }, b: { needsApproval: askOther }, refused: true },
+    { name: "failureMode return / error", a: { failureMode: "return" }, b: { failureMode: "error" }, refused: true },
+    { name: "needsApproval the same function", a: { needsApproval: askAlways }, b: { needsApproval: askAlways }, refused: false },
+    { name: "needsApproval true / true", a: { needsApproval: true }, b: { needsApproval: true }, refused: false },
+    { name: "needsApproval false / absent (no approval either way)", a: { needsApproval: false }, b: {}, refused: false }
+  ]
+  for (const row of rows) {
+    it.effect(`${row.name}: ${row.refused ? "refused" : "accepted"}`, () =>
+      Effect.gen(function*() {
+        const { researcher, tasks, writer } = yield* twoAgents(Toolkit.make(remove(row.a)), Toolkit.make(remove(row.b)))
+        const made = yield* Effect.result(Ensemble.make({ agents: [researcher, writer], tasks }))
+        expect(made._tag).toBe(row.refused ? "Failure" : "Success")
+        if (made._tag === "Failure") expect(made.failure.message).toContain("have different tools named 'delete_file'")
+      }))
+  }
 })
 
 describe("agents sharing a tool", () => {

@@ -43,7 +43,7 @@ export interface Delegations {
 
 /**
  * @internal logs a task's start, end and failure when the ensemble is verbose
- * (credentials redacted; with `Privacy.OmitContent`, the task's text left out)
+ * (credentials redacted; with `Privacy.OmitContent`, the task's text and the failure's reason left out)
  */
 export const logged = <R>(
   d: Delegations,
@@ -59,7 +59,7 @@ export const logged = <R>(
           `Task completed: '${what}' in ${Duration.format(output.duration)}, ${output.toolCallCount} tool call(s)`
         )
       ),
-      Effect.tapError((failure) => Effect.logInfo(`Task failed: '${what}': ${forLog(failure.reason, false)}`))
+      Effect.tapError((failure) => Effect.logInfo(`Task failed: '${what}': ${forLog(failure.reason, omit)}`))
     )
   })
 

@@ -8,18 +8,26 @@
  *
  * Two agents may share a tool: the same Tool value, or a copy of it that
  * differs only in its annotations (`tool.annotate(...)`), which has the same
- * definition and is meant to run the same handler.
+ * definition (schemas, failure mode, approval rule) and is meant to run the
+ * same handler.
  *
  * @internal
  */
 import type { Tool } from "effect/ai"
 import type * as Agent from "../../ensemble/Agent.ts"
 
-/** The same definition: a copy made by `annotate` shares these with its original. */
+/**
+ * The same definition: a copy made by `annotate` shares these with its
+ * original. That includes whether a call needs approval (the same value, or
+ * the same function) and the failure mode: otherwise one agent's calls would
+ * run the shared handler without the approval the other agent's tool
+ * declares. An absent `needsApproval` is `false`.
+ */
 const sameTool = (a: Tool.Any, b: Tool.Any): boolean =>
   a === b ||
   (a.name === b.name && a.description === b.description && a.parametersSchema === b.parametersSchema &&
-    a.successSchema === b.successSchema && a.failureSchema === b.failureSchema)
+    a.successSchema === b.successSchema && a.failureSchema === b.failureSchema &&
+    a.failureMode === b.failureMode && (a.needsApproval ?? false) === (b.needsApproval ?? false))
 
 /** @internal a tool name the ensemble gives one of its own tools, and why */
 export interface Reserved {
