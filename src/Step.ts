@@ -181,7 +181,8 @@ const limitsOf = (options: CallOptions): Limits =>
 
 const toAssistant = (
   chain: Chain,
-  parts: ReadonlyArray<Response.AnyPart>
+  parts: ReadonlyArray<Response.AnyPart>,
+  used: CallIds.Used
 ): Chain => {
   const content: Array<Prompt.AssistantMessagePart> = []
   const toolCalls: Array<ToolCall> = []
@@ -233,7 +234,7 @@ const toAssistant = (
     pendingToolCalls: toolCalls,
     runCount: chain.runCount + 1
   })
-  CallIds.extend(chain, next)
+  CallIds.extend(used, next)
   return next
 }
 
@@ -249,10 +250,14 @@ const generate = (
     Effect.context<ChatModel>(),
     (context) => {
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
-      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, chain.runCount + 1, limits, CallIds.usedIn(chain))
+      const turn = chain.runCount + 1
+      const used = CallIds.usedIn(chain)
+      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, turn, limits, used)
       return Effect.match(call, {
         onFailure: (error) => new Outcome.Error(chain, error),
-        onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, parts))
+        // Checked here rather than in callModel (no extra step per call); an observed call was checked
+        // already, before its events, and passes again unchanged.
+        onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, Arrival.normalize(parts, turn, limits, used), used))
       })
     }
   )

@@ -32,7 +32,7 @@
  * @internal
  */
 import type { Response } from "effect/ai"
-import type { Used } from "./callIds.ts"
+import { has, type Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 
 /** @internal */
@@ -111,7 +111,7 @@ const clean = (parts: ReadonlyArray<Response.AnyPart>, used: Used, limits: JsonB
     if (part.type === "tool-result") return false
     if (part.type !== "tool-call") continue
     if (!usable(part.id) || !usable(part.name) || argumentsProblem(part.params, limits) !== undefined) return false
-    if (!part.providerExecuted && used.has(part.id)) return false
+    if (!part.providerExecuted && has(used, part.id)) return false
     if (first === undefined) first = part.id
     else {
       ids ??= new Set([first])
@@ -145,7 +145,7 @@ export const normalize = (
     if (part.providerExecuted) taken.add(part.id)
   }
   const providerCalls: ReadonlySet<string> = new Set(taken)
-  const free = (id: string) => !original.has(id) && !taken.has(id) && !used.has(id)
+  const free = (id: string) => !original.has(id) && !taken.has(id) && !has(used, id)
   const out: Array<Response.AnyPart> = []
   let position = 0
   for (const given of parts) {
@@ -173,7 +173,7 @@ export const normalize = (
     const name = boundedName(part.name)
     let id = part.id
     if (!part.providerExecuted) {
-      if (!usable(id) || taken.has(id) || used.has(id)) {
+      if (!usable(id) || taken.has(id) || has(used, id)) {
         const base = `loopwork_${turn}_${position}`
         id = base
         for (let n = 2; !free(id); n++) id = `${base}_${n}`

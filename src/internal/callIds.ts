@@ -25,12 +25,14 @@ export interface Entry {
 }
 
 /**
- * The ids a chain's transcript uses, as they were when read.
+ * The ids a chain's transcript uses, as they were when read: `entry`'s ids
+ * numbered below `size`.
  *
  * @internal
  */
 export interface Used {
-  readonly has: (id: string) => boolean
+  readonly entry: Entry | undefined
+  readonly size: number
 }
 
 let read: (chain: Chain) => Entry | undefined = () => undefined
@@ -46,7 +48,7 @@ export const register = (reader: typeof read, writer: typeof write): void => {
   write = writer
 }
 
-const none: Used = { has: () => false }
+const none: Used = { entry: undefined, size: 0 }
 
 const add = (entry: Entry, id: string): void => {
   if (!entry.ids.has(id)) entry.ids.set(id, entry.ids.size)
@@ -75,35 +77,41 @@ const entryOf = (chain: Chain, last: Prompt.AssistantMessage): Entry => {
 }
 
 /**
- * The ids of every tool call in `chain`'s messages.
+ * The ids of every tool call in `chain`'s messages, as they are now.
  *
  * @internal
  */
 export const usedIn = (chain: Chain): Used => {
   const last = lastAssistant(chain.messages)
   if (last === undefined) return none
-  const ids = entryOf(chain, last).ids
-  const limit = ids.size
-  return {
-    has: (id) => {
-      const at = ids.get(id)
-      return at !== undefined && at < limit
-    }
-  }
+  const entry = entryOf(chain, last)
+  return { entry, size: entry.ids.size }
 }
 
 /**
- * Records the model turn that made `after` from `before` (its messages end
- * with the new assistant message): `before`'s set moves on to `after`, with
- * the new ids added.
+ * Whether `id` is one of `used`.
  *
  * @internal
  */
-export const extend = (before: Chain, after: Chain): void => {
+export const has = (used: Used, id: string): boolean => {
+  const at = used.entry?.ids.get(id)
+  return at !== undefined && at < used.size
+}
+
+/**
+ * Records the model turn that made `after` (its messages end with the new
+ * assistant message) from a chain whose ids were `used`: the set moves on to
+ * `after` with the new ids added. If the set grew meanwhile (another run from
+ * the same chain recorded its turn first), `after` builds its own when asked.
+ *
+ * @internal
+ */
+export const extend = (used: Used, after: Chain): void => {
   const next = lastAssistant(after.messages)
-  const previous = lastAssistant(before.messages)
-  if (next === undefined || next === previous) return
-  const entry: Entry = previous === undefined ? { ids: new Map(), owner: next } : entryOf(before, previous)
+  if (next === undefined) return
+  const previous = used.entry
+  if (previous !== undefined && (previous.ids.size !== used.size || previous.owner === next)) return
+  const entry: Entry = previous ?? { ids: new Map(), owner: next }
   for (const part of next.content) if (part.type === "tool-call") add(entry, part.id)
   entry.owner = next
   write(after, entry)

@@ -182,10 +182,10 @@ const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> =
 
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
- * observed by `observer`, traced as a `chat` span (when traced). The response
- * comes back checked (`Arrival.normalize`: call ids unique in the chain,
- * none of `used`; tool arguments within `limits`), before any event reports
- * it.
+ * observed by `observer`, traced as a `chat` span (when traced). An observed
+ * response is checked (`Arrival.normalize`: call ids unique in the chain,
+ * none of `used`; tool arguments within `limits`) before any event reports
+ * it; the caller checks every response (a checked one passes unchanged).
  *
  * @internal
  */
@@ -201,7 +201,7 @@ export const callModel = (
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
   const once = isActive(observer)
     ? observedAttempt(model, request, observer, call, limits, used, { count: 0 })
-    : Effect.map(safely(() => model.generate(request)), (parts) => Arrival.normalize(parts, call, limits, used))
+    : safely(() => model.generate(request))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
   if (!isTraced(context)) return retried
   const info = model.info
