@@ -14,6 +14,7 @@ import { Cause, Effect, Exit, Layer, Schema, Stream, Tracer } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, LoopError, Mode, RunEvent } from "../src/index.ts"
 import * as Privacy from "../src/Privacy.ts"
+import { recording } from "./support/recordingTracer.ts"
 
 // -----------------------------------------------------------------------------
 // A run full of personal data
@@ -107,18 +108,6 @@ const refusingModel = Layer.succeed(
 
 const omitted = (omit: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>) => omit ? Privacy.omitContent(effect) : effect
 
-/** A tracer that keeps every span it makes. */
-const recording = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span: (options) => {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
 
 const ended = (span: Tracer.NativeSpan): "success" | "failure" | "open" =>
   span.status._tag === "Started" ? "open" : Exit.isSuccess(span.status.exit) ? "success" : "failure"

@@ -10,23 +10,12 @@ import { Cause, Effect, Exit, Layer, Option, Schedule, Schema, Stream, Tracer } 
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, Mode } from "../src/index.ts"
 import { Agent, Ensemble, Task } from "../src/ensemble/index.ts"
+import { recording } from "./support/recordingTracer.ts"
 
 // -----------------------------------------------------------------------------
 // An in-memory tracer
 // -----------------------------------------------------------------------------
 
-/** A tracer that keeps every span it makes (Effect's own span type, so ending and attributes behave as usual). */
-const recording = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span: (options) => {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer, layer: Layer.succeed(Tracer.Tracer, tracer) }
-}
 
 const parentOf = (span: Tracer.AnySpan): Tracer.AnySpan | undefined =>
   span._tag === "Span" ? Option.getOrUndefined(span.parent) : undefined

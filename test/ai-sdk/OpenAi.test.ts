@@ -32,6 +32,7 @@ import { Chain, LoopError, Mode, ModelRetry } from "../../src/index.ts"
 import type { RunEvent } from "../../src/index.ts"
 import * as OpenAiServer from "../support/openaiServer.ts"
 import { transcript } from "../support/transcript.ts"
+import { recording } from "../support/recordingTracer.ts"
 
 // -----------------------------------------------------------------------------
 // Tools
@@ -616,14 +617,7 @@ for (const api of apis) {
     it.live("a 401 echoing the key: the key reaches the server, not the RunError, its printouts, the events or the spans", () =>
       Effect.gen(function*() {
         const server = yield* OpenAiServer.make([echoing])
-        const spans: Array<Tracer.NativeSpan> = []
-        const tracer = Tracer.make({
-          span: (options) => {
-            const span = new Tracer.NativeSpan(options)
-            spans.push(span)
-            return span
-          }
-        })
+        const { spans, tracer } = recording()
         const { error, events } = yield* collect(
           Chain.stream(hello(), { mode: Mode.whileNeedsResponse }).pipe(Stream.provide(ChatModel.fromAiSdk(clientModel(server, api, key))))
         ).pipe(Effect.withTracer(tracer))
