@@ -24,8 +24,8 @@
  */
 import { Effect, Function, Schema } from "effect"
 import type { Tool } from "effect/ai"
-import type { Chain } from "./Chain.ts"
-import { isChain } from "./internal/chainTypeId.ts"
+import type { Chain } from "./internal/chain.ts"
+import { isChain } from "./internal/chain.ts"
 import { checkParamsFor, waitingIds, withEdits } from "./internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { CallState, ToolCall } from "./ToolCall.ts"

@@ -22,8 +22,8 @@
  */
 import { Context, Effect, Function, Schema } from "effect"
 import type { Tool } from "effect/ai"
-import type { Chain } from "./Chain.ts"
-import { isChain } from "./internal/chainTypeId.ts"
+import type { Chain } from "./internal/chain.ts"
+import { isChain } from "./internal/chain.ts"
 import { encodeResultFor, waitingIds } from "./internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { ToolCall, ToolResult } from "./ToolCall.ts"

@@ -14,8 +14,8 @@
  * @since 0.1.0
  */
 import { Inspectable, Redactable, Schema } from "effect"
-import type { Chain } from "./Chain.ts"
-import { isChain } from "./internal/chainTypeId.ts"
+import type { Chain } from "./internal/chain.ts"
+import { isChain } from "./internal/chain.ts"
 import { safeString } from "./internal/describe.ts"
 import { redactSecrets } from "./internal/redact.ts"
 

@@ -25,7 +25,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
-import type { Chain } from "./Chain.ts"
+import type { Chain } from "./internal/chain.ts"
 import type * as Outcome from "./Outcome.ts"
 
 /**

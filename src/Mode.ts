@@ -25,7 +25,7 @@
  */
 import type { Duration, Schedule } from "effect"
 import { Effect } from "effect"
-import type { Chain } from "./Chain.ts"
+import type { Chain } from "./internal/chain.ts"
 import type { ChatModel, ChatModelError, ToolChoice } from "./ChatModel.ts"
 import type * as DirectReturn from "./DirectReturn.ts"
 import { budgetStart } from "./internal/budget.ts"

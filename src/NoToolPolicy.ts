@@ -33,7 +33,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
-import type { Chain, ModelResponse } from "./Chain.ts"
+import type { Chain, ModelResponse } from "./internal/chain.ts"
 
 /**
  * Send `text` to the model as a user message and loop again.

@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import type { Chain } from "./Chain.ts"
+import type { Chain } from "./internal/chain.ts"
 import type { StepFailure } from "./LoopError.ts"
 import { ToolCall } from "./ToolCall.ts"
 

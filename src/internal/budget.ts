@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import type { Chain } from "../Chain.ts"
+import type { Chain } from "./chain.ts"
 
 /** @internal where the budget start is kept in `modeState` */
 export const budgetKey = "loopwork/budgetStart"

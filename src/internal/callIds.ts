@@ -16,7 +16,6 @@
  * @internal
  */
 import type { Prompt } from "effect/ai"
-import type { Chain } from "../Chain.ts"
 
 /** @internal the ids of every tool call up to and including `owner`, numbered in the order added */
 export interface Entry {
@@ -35,8 +34,13 @@ export interface Used {
   readonly size: number
 }
 
-let read: (chain: Chain) => Entry | undefined = () => undefined
-let write: (chain: Chain, entry: Entry) => void = () => {}
+/** What the ids are kept on: a chain (this module needs only its messages; `Chain` holds the entry). */
+interface Holder {
+  readonly messages: ReadonlyArray<Prompt.Message>
+}
+
+let read: (chain: Holder) => Entry | undefined = () => undefined
+let write: (chain: Holder, entry: Entry) => void = () => {}
 
 /**
  * Called once by `Chain`, which keeps the entry in a private field.
@@ -63,7 +67,7 @@ const lastAssistant = (messages: ReadonlyArray<Prompt.Message>): Prompt.Assistan
 }
 
 /** The chain's entry, built from its transcript when it has none that describes it. */
-const entryOf = (chain: Chain, last: Prompt.AssistantMessage): Entry => {
+const entryOf = (chain: Holder, last: Prompt.AssistantMessage): Entry => {
   const cached = read(chain)
   if (cached !== undefined && cached.owner === last) return cached
   const entry: Entry = { ids: new Map(), owner: last }
@@ -81,7 +85,7 @@ const entryOf = (chain: Chain, last: Prompt.AssistantMessage): Entry => {
  *
  * @internal
  */
-export const usedIn = (chain: Chain): Used => {
+export const usedIn = (chain: Holder): Used => {
   const last = lastAssistant(chain.messages)
   if (last === undefined) return none
   const entry = entryOf(chain, last)
@@ -106,7 +110,7 @@ export const has = (used: Used, id: string): boolean => {
  *
  * @internal
  */
-export const extend = (used: Used, after: Chain): void => {
+export const extend = (used: Used, after: Holder): void => {
   const next = lastAssistant(after.messages)
   if (next === undefined) return
   const previous = used.entry

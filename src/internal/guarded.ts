@@ -6,7 +6,7 @@
  * @internal
  */
 import { Cause, Effect } from "effect"
-import type { Chain } from "../Chain.ts"
+import type { Chain } from "./chain.ts"
 import { PolicyFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
 import * as Outcome from "../Outcome.ts"

@@ -8,7 +8,7 @@
 import { Effect, Schema } from "effect"
 import { Prompt } from "effect/ai"
 import type { Tool, Toolkit } from "effect/ai"
-import type { Chain } from "../Chain.ts"
+import type { Chain } from "./chain.ts"
 import type { ToolCall, ToolResult } from "../ToolCall.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 

@@ -1,0 +1,430 @@
+/**
+ * A chain as a versioned JSON document and back: `encode`, `decode`, the
+ * document's Schema, signing, and the checks that a stored document cannot
+ * grant what its transcript does not show.
+ *
+ * @internal
+ */
+import { Effect, Schema } from "effect"
+import { Prompt, Toolkit } from "effect/ai"
+import type { Tool } from "effect/ai"
+import { inconsistency } from "./consistency.ts"
+import * as JsonBounds from "./jsonBounds.ts"
+import * as MessageCodec from "./messageCodec.ts"
+import {
+checkObject,isToolkit
+} from "./options.ts"
+import * as Signature from "./signature.ts"
+import { CallState, ToolCall, type ToolResult, ToolResultEncoded } from "../ToolCall.ts"
+import { Chain, emptyToolkit, ModelResponse } from "./chain.ts"
+import { chainProblem } from "./chainInput.ts"
+
+
+/**
+ * The format version `encode` writes. `decode` reads it and version 1 (the
+ * same document, with every last-round result stored in full).
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * Chain.formatVersion // 2
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const formatVersion = 2
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** A last-round result as stored: without `encoded` when the transcript's tool message holds it. */
+const StoredResult = Schema.Struct({
+  ...ToolResultEncoded.fields,
+  encoded: Schema.optionalKey(Schema.Unknown)
+}).annotate({ identifier: "StoredToolResult" })
+
+/**
+ * The JSON document of a chain (version {@link formatVersion}). A result of
+ * the last tool round is stored once: its `encoded` value is left out when
+ * the transcript's tool message holds the same value. `signature` is there
+ * when the document was signed (`encode(chain, { signingKey })`).
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * type Stored = typeof Chain.Document.Encoded
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const Document = Schema.Struct({
+  format: Schema.Literal("loopwork/chain"),
+  version: Schema.Literals([1, formatVersion]),
+  messages: Schema.Array(Prompt.Message),
+  lastResponse: Schema.optionalKey(ModelResponse),
+  pendingToolCalls: Schema.Array(ToolCall),
+  lastToolResults: Schema.Array(StoredResult),
+  roundResults: Schema.optionalKey(Schema.Array(ToolResultEncoded)),
+  callStates: Schema.optionalKey(Schema.Record(Schema.String, CallState)),
+  runCount: Count,
+  failureCount: Count,
+  modeState: Schema.Record(Schema.String, Schema.Json),
+  context: Schema.Record(Schema.String, Schema.Json),
+  signature: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ChainDocument" })
+
+/**
+ * Encoding or decoding a chain failed; `reason` says what is wrong.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * new Chain.ChainCodecError({ operation: "decode", reason: "not JSON" }).message
+ * // "Cannot decode chain: not JSON"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("ChainCodecError", {
+  operation: Schema.Literals(["encode", "decode"]),
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Cannot ${this.operation} chain: ${this.reason}`
+  }
+}
+
+/**
+ * A key that signs a chain's document (HMAC-SHA-256): a secret of at least
+ * 32 bytes, as a `Redacted` string (its UTF-8 bytes) or `Uint8Array`. Keep
+ * it where the documents are not (a secret manager, an environment
+ * variable), never next to them.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Chain } from "loopwork"
+ *
+ * const signingKey: Chain.SigningKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? "")
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type SigningKey = Signature.Key
+
+/**
+ * Options of {@link encode}.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Chain } from "loopwork"
+ *
+ * const options: Chain.EncodeOptions = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface EncodeOptions {
+  /** Signs the document; `decode` with the same key refuses any change to it. */
+  readonly signingKey?: SigningKey | undefined
+}
+
+const encodeDocument = Schema.encodeEffect(Document)
+
+/** How deep a document may nest: stored values up to the ceiling, plus the document's own levels. */
+const documentLimits: JsonBounds.Limits = {
+  maxDepth: JsonBounds.depthCeiling + 8,
+  maxSize: JsonBounds.storedLimits.maxSize
+}
+
+const noResults: ReadonlyMap<string, unknown> = new Map()
+
+/** The last tool message's results by id (where the last round's results are written). */
+const lastToolMessageResults = (messages: ReadonlyArray<Prompt.Message>): ReadonlyMap<string, unknown> => {
+  const results = new Map<string, unknown>()
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]
+    if (message.role !== "tool") continue
+    for (const part of message.content) if (part.type === "tool-result") results.set(part.id, part.result)
+    break
+  }
+  return results
+}
+
+const encodeResult = (result: ToolResult): typeof ToolResultEncoded.Type => ({
+  id: result.id,
+  name: result.name,
+  isFailure: result.isFailure,
+  encoded: result.encoded,
+  ...(result.failureOrigin === undefined ? {} : { failureOrigin: result.failureOrigin }),
+  ...(result.rejected === true ? { rejected: true } : {}),
+  ...(result.directReturn === true ? { directReturn: true } : {})
+})
+
+/** A last-round result, without its value when the transcript's tool message holds the same one. */
+const storeResult = (result: ToolResult, written: ReadonlyMap<string, unknown>): typeof StoredResult.Type => {
+  const full = encodeResult(result)
+  if (written.get(result.id) !== result.encoded || !written.has(result.id)) return full
+  const { encoded: _, ...stored } = full
+  return stored
+}
+
+const decodeDocument = Schema.decodeUnknownEffect(Document)
+
+/**
+ * Turns a chain into a JSON-safe document (`JSON.stringify` it to store).
+ * The toolkit is not included. The document's keys come in a fixed order,
+ * so a chain read back with {@link decode} encodes to the same text. With
+ * `signingKey`, the document carries an HMAC-SHA-256 `signature`. A value
+ * that is not a chain, a chain made from bad input (see {@link make}), or
+ * options that are not an object fail with a `ChainCodecError` naming the
+ * field.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain } from "loopwork"
+ *
+ * const json = Chain.encode(Chain.make({ user: "Hi" })).pipe(Effect.map(JSON.stringify))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typeof Document.Encoded, ChainCodecError> => {
+  const invalid = chainProblem(chain, false) ?? checkObject(options, "options", true)
+  if (invalid !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: invalid.message }))
+  const signingKey = options?.signingKey
+  if (signingKey !== undefined) {
+    const problem = Signature.keyProblem(signingKey)
+    if (problem !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: problem }))
+  }
+  const encoded = Effect.zipWith(
+    MessageCodec.encodeMessages(chain.messages),
+    Effect.suspend(() => encodeRest(chain)),
+    (messages, rest): typeof Document.Encoded => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
+  ).pipe(
+    Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })),
+    Effect.flatMap((document) => {
+      const problem = JsonBounds.check(document, documentLimits)
+      return problem === undefined ? Effect.succeed(document) : Effect.fail(
+        new ChainCodecError({
+          operation: "encode",
+          reason: `the chain holds a value that cannot be stored as JSON: the document is ${JsonBounds.describe(problem)}`
+        })
+      )
+    })
+  )
+  if (signingKey === undefined) return encoded
+  return Effect.map(encoded, (document) => ({ ...document, signature: Signature.sign(document, signingKey) }))
+}
+
+/** Everything but the messages, through the Schema. */
+const encodeRest = (chain: Chain) => {
+  const written = chain.lastToolResults.length === 0 ? noResults : lastToolMessageResults(chain.messages)
+  return encodeDocument({
+    format: "loopwork/chain",
+    version: formatVersion,
+    messages: [],
+    ...(chain.lastResponse === undefined ? {} : { lastResponse: chain.lastResponse }),
+    pendingToolCalls: chain.pendingToolCalls,
+    lastToolResults: chain.lastToolResults.map((result) => storeResult(result, written)),
+    ...(chain.roundResults.length === 0 ? {} : { roundResults: chain.roundResults.map(encodeResult) }),
+    ...(chain.callStates.size === 0 ? {} : { callStates: recordOf(chain.callStates) }),
+    runCount: chain.runCount,
+    failureCount: chain.failureCount,
+    modeState: chain.modeState,
+    context: chain.context
+  })
+}
+
+/** A map as a null-prototype record (any id is a safe key). */
+const recordOf = <A>(map: ReadonlyMap<string, A>): Record<string, A> => {
+  const record: Record<string, A> = Object.create(null)
+  for (const [key, value] of map) record[key] = value
+  return record
+}
+
+const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
+
+const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unknown>, ChainCodecError> => {
+  let document = input
+  if (typeof input === "string") {
+    try {
+      document = JSON.parse(input)
+    } catch (error) {
+      return Effect.fail(decodeFailure(`the text is not valid JSON (${(error as SyntaxError).message})`))
+    }
+  }
+  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+    return Effect.fail(decodeFailure("expected a JSON object written by Chain.encode"))
+  }
+  // Bounded first: everything after reads (and quotes) the document's values.
+  const problem = JsonBounds.check(document, documentLimits)
+  if (problem !== undefined) return Effect.fail(decodeFailure(`the document is ${JsonBounds.describe(problem)}`))
+  const format = Object.hasOwn(document, "format") ? (document as { format?: unknown }).format : undefined
+  const version = Object.hasOwn(document, "version") ? (document as { version?: unknown }).version : undefined
+  if (format !== "loopwork/chain") {
+    return Effect.fail(decodeFailure(`expected format "loopwork/chain", got ${shortJson(format)}`))
+  }
+  if (version !== 1 && version !== formatVersion) {
+    return Effect.fail(decodeFailure(
+      `unsupported format version ${version === undefined ? "(missing)" : shortJson(version)}; this loopwork reads versions 1 and ${formatVersion}`
+    ))
+  }
+  return Effect.succeed(document as Record<string, unknown>)
+}
+
+/** A value as short JSON for a message (a hostile document may hold anything). */
+const shortJson = (value: unknown): string => {
+  if (value === undefined) return "nothing"
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? typeof value
+  } catch {
+    text = typeof value
+  }
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text
+}
+
+/** The signature check: a document decoded with a key must carry that key's signature of its content. */
+const checkSignature = (
+  document: Record<string, unknown>,
+  key: SigningKey | undefined
+): Effect.Effect<Record<string, unknown>, ChainCodecError> => {
+  if (key === undefined) return Effect.succeed(document)
+  const problem = Signature.keyProblem(key)
+  if (problem !== undefined) return Effect.fail(decodeFailure(problem))
+  if (!Object.hasOwn(document, "signature")) {
+    return Effect.fail(decodeFailure("the document is not signed, and a signing key was given; refusing it"))
+  }
+  const { signature, ...content } = document
+  return Signature.verify(content, signature, key)
+    ? Effect.succeed(document)
+    : Effect.fail(decodeFailure("the signature does not verify: the document was changed or signed with another key"))
+}
+
+const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
+  const tool = Object.hasOwn(toolkit.tools, encoded.name) ? toolkit.tools[encoded.name] : undefined
+  const base = { ...encoded, result: encoded.encoded }
+  if (tool === undefined || encoded.isFailure || encoded.rejected === true) return Effect.succeed(base)
+  return Schema.decodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>)(encoded.encoded).pipe(
+    Effect.map((result): ToolResult => ({ ...base, result })),
+    Effect.orElseSucceed(() => base)
+  )
+}
+
+/** The last round's results with their `encoded` value, taken from the transcript where it was left out. */
+const restoreResults = (
+  document: typeof Document.Type
+): ReadonlyArray<typeof ToolResultEncoded.Type> | string => {
+  const written = lastToolMessageResults(document.messages)
+  const restored: Array<typeof ToolResultEncoded.Type> = []
+  for (const result of document.lastToolResults) {
+    if (Object.hasOwn(result, "encoded")) {
+      restored.push(result as typeof ToolResultEncoded.Type)
+      continue
+    }
+    if (document.version === 1 || !written.has(result.id)) {
+      return `the last round's result for ${shortJson(result.id)} has no value, and the last tool message holds none`
+    }
+    restored.push({ ...result, encoded: written.get(result.id) })
+  }
+  return restored
+}
+
+/**
+ * Options of {@link decode}.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { Chain } from "loopwork"
+ *
+ * const options: Chain.DecodeOptions<{}> = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
+  /** The chain's toolkit (needed when calls wait on its tools). */
+  readonly toolkit?: Toolkit.Toolkit<Tools> | undefined
+  /** Refuses a document that is not signed with this key, or was changed after signing. */
+  readonly signingKey?: SigningKey | undefined
+}
+
+/**
+ * Reads a chain back from a document written by {@link encode} (or its JSON
+ * text) and re-attaches the toolkit. A stored document is untrusted input,
+ * so decoding fails with a `ChainCodecError` that says what is wrong when the
+ * document is corrupted, truncated, of another version, nested too deep, or
+ * contradicts itself: pending calls, open-round results or call states for
+ * calls the last assistant message did not make, arguments that differ from
+ * the transcript, states for calls that are not pending, counters the
+ * transcript does not bear out. With `signingKey`, a document that is not
+ * signed with that key, or was changed since, is refused.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain } from "loopwork"
+ *
+ * const roundTrip = Chain.encode(Chain.make({ user: "Hi" })).pipe(
+ *   Effect.flatMap((document) => Chain.decode(JSON.stringify(document)))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const decode = <Tools extends Record<string, Tool.Any> = {}>(
+  input: unknown,
+  options?: DecodeOptions<Tools>
+): Effect.Effect<Chain<Tools>, ChainCodecError> =>
+  Effect.gen(function*() {
+    // A JavaScript caller's `decode(text, "key")` must not skip the signature check silently.
+    if (options !== undefined && (typeof options !== "object" || options === null)) {
+      return yield* decodeFailure("the options must be an object ({ toolkit, signingKey })")
+    }
+    const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, options?.signingKey)))
+    const document = yield* decodeDocument(envelope).pipe(
+      Effect.mapError((error) => decodeFailure(error.message))
+    )
+    const toolkit: Toolkit.Any = options?.toolkit ?? emptyToolkit
+    if (!isToolkit(toolkit)) {
+      return yield* decodeFailure("the toolkit option must be a Toolkit (Toolkit.make(...))")
+    }
+    const states = document.callStates ?? {}
+    // Calls a human decided on, or that wait for one, must find their tool again.
+    const missing = new Set<string>()
+    for (const call of document.pendingToolCalls) {
+      if (Object.hasOwn(states, call.id) && !Object.hasOwn(toolkit.tools, call.name)) missing.add(call.name)
+    }
+    if (missing.size > 0) {
+      return yield* decodeFailure(
+        `the chain has tool calls waiting on tools the toolkit does not have (${
+          [...missing].join(", ")
+        }); pass the chain's toolkit: Chain.decode(json, { toolkit })`
+      )
+    }
+    const inconsistent = inconsistency(document, toolkit)
+    if (inconsistent !== undefined) return yield* decodeFailure(`the document contradicts itself: ${inconsistent}`)
+    const stored = restoreResults(document)
+    if (typeof stored === "string") return yield* decodeFailure(stored)
+    const lastToolResults = yield* Effect.forEach(stored, (result) => decodeResult(toolkit, result))
+    const roundResults = yield* Effect.forEach(document.roundResults ?? [], (result) => decodeResult(toolkit, result))
+    return new Chain<Tools>({
+      messages: document.messages,
+      toolkit,
+      lastResponse: document.lastResponse,
+      pendingToolCalls: document.pendingToolCalls,
+      lastToolResults,
+      roundResults,
+      callStates: new Map(Object.entries(states)),
+      runCount: document.runCount,
+      failureCount: document.failureCount,
+      modeState: document.modeState,
+      context: document.context
+    })
+  })

@@ -1,0 +1,223 @@
+/**
+ * Running a chain in a mode: `run` (ends in `Ok` or `Pause`, or fails with a
+ * `RunError` carrying the chain) and `stream` (the same run as a `Stream` of
+ * its events).
+ *
+ * @internal
+ */
+import { Context, Effect, Stream } from "effect"
+import type { Tool } from "effect/ai"
+import type { ChatModel } from "../ChatModel.ts"
+import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
+import { eventStream } from "./eventStream.ts"
+import {
+checkFunction,
+checkObject,
+isPositiveInt,validateOptions,
+validateToolkit
+} from "./options.ts"
+import { withRunSpanIn } from "./tracing.ts"
+import { InvalidInput, ModeDidNotFinish, RunError } from "../LoopError.ts"
+import type { External } from "../ExternalTool.ts"
+import type { Mode, Options } from "../Mode.ts"
+import * as Outcome from "../Outcome.ts"
+import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
+import { bareChain, type Chain, isChain, text } from "./chain.ts"
+import { chainProblem, isRecord } from "./chainInput.ts"
+import { encode } from "./chainCodec.ts"
+
+
+/**
+ * Options of {@link run}: the mode plus the options it reads.
+ *
+ * @example
+ * ```ts
+ * import { Chain, type ChatModel, Mode } from "loopwork"
+ *
+ * const options: Chain.RunOptions<ChatModel.ChatModel> = { mode: Mode.whileNeedsResponse, maxRuns: 10 }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface RunOptions<R = never> extends Options {
+  readonly mode: Mode<R>
+}
+
+/**
+ * The handler services the tools of a chain need: one per tool, except
+ * external tools (`ExternalTool.mark`), which the caller executes.
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * type None = Chain.HandlersOf<{}> // never
+ * ```
+ *
+ * @since 0.1.0
+ */
+export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFor<
+  { readonly [Name in keyof Tools as Tools[Name] extends External ? never : Name]: Tools[Name] }
+>
+
+/**
+ * Runs a chain in a mode. Succeeds with `Ok` (finished) or `Pause` (a clean
+ * checkpoint); fails with a `RunError` that carries the error and the chain as
+ * it stood. The chain and the options are checked before any model call:
+ * bad input (a chain made from bad options, a chain or options that are not
+ * one, a mode that is not a function, an option that breaks its rule) fails
+ * with a `RunError` whose reason is an `InvalidInput` naming the field (when
+ * `chain` is not a chain, the error carries an empty chain). The check is
+ * cheap: a look at each message's kind, not its content (`make` and `decode`
+ * check that).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chain, ChatModel, Mode } from "loopwork"
+ *
+ * const model = ChatModel.scripted([{ text: "Hello!" }])
+ * const program = Chain.run(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(
+ *   Effect.map((outcome) => Chain.text(outcome.chain)),
+ *   Effect.provide(model.layer)
+ * )
+ * // Effect.runPromise(program) resolves to "Hello!"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
+  chain: Chain<Tools>,
+  options: RunOptions<R>
+): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> =>
+  Effect.flatMap(Effect.context<never>(), (context) => {
+    const observer = Context.get(context, Observer)
+    const erased: Chain = isChain(chain) ? chain : noChain
+    const core = runCore(chain, erased, options)
+    return withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, {
+      attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": erased.runCount }
+    })
+  })
+
+/** What a `RunError` carries when `run` was not given a chain. */
+const noChain: Chain = bareChain([])
+
+const modeRule = "must be a Mode: a function (chain, options) => Effect<Outcome>, e.g. Mode.whileNeedsResponse"
+
+/** The first problem of `run`'s input, in the order a reader fixes them: the chain, then the options. */
+const runProblem = (input: unknown, chain: Chain, options: unknown): InvalidInput | undefined =>
+  chainProblem(input, true) ??
+    checkObject(options, "options") ??
+    checkFunction((options as RunOptions<unknown>).mode, "mode", modeRule) ??
+    validateOptions(options as Options) ??
+    validateToolkit(chain.toolkit) ??
+    (chain.messages.length === 0
+      ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
+      : undefined)
+
+const runCore = <R>(input: unknown, erased: Chain, options: RunOptions<R>): Effect.Effect<Outcome.Final, RunError, R> => {
+  const invalid = runProblem(input, erased, options)
+  if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
+  const since = budgetStart(erased)
+  return Effect.flatMap(options.mode(erased, options), (outcome): Effect.Effect<Outcome.Final, RunError> => {
+    switch (outcome._tag) {
+      case "Ok": {
+        const chain = clearBudget(outcome.chain)
+        return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Ok(chain, outcome.reason, outcome.extra))
+      }
+      case "Pause": {
+        const chain = keepBudget(outcome.chain, since)
+        return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Pause(chain, outcome.reason))
+      }
+      case "Error":
+        return Effect.fail(new RunError({ reason: outcome.error, chain: clearBudget(outcome.chain) }))
+      case "Continue":
+        return Effect.fail(new RunError({ reason: new ModeDidNotFinish({}), chain: clearBudget(outcome.chain) }))
+    }
+  })
+}
+
+/** The chain's JSON document for an event; `null` if it cannot be encoded (the event still goes out). */
+const documentOf = (chain: Chain): Effect.Effect<unknown> => Effect.orElseSucceed(encode(chain), () => null)
+
+/** A run reported to `observer`: started, then paused, finished or failed (with the chain). */
+const reported = <R>(
+  chain: Chain,
+  core: Effect.Effect<Outcome.Final, RunError, R>,
+  observer: Observer
+): Effect.Effect<Outcome.Final, RunError, R> =>
+  emitTo(observer, { _tag: "RunStarted", messages: chain.messages.length, runCount: chain.runCount }).pipe(
+    Effect.andThen(core),
+    Effect.tap((outcome) =>
+      Effect.flatMap(documentOf(outcome.chain), (document) =>
+        emitTo(
+          observer,
+          outcome._tag === "Pause"
+            ? { _tag: "RunPaused", reason: outcome.reason, chain: document }
+            : { _tag: "RunFinished", reason: outcome.reason, text: text(outcome.chain), chain: document }
+        ))
+    ),
+    Effect.tapError((error) =>
+      Effect.flatMap(documentOf(error.chain), (document) =>
+        emitTo(observer, { _tag: "RunFailed", error: error.reason._tag, message: error.message, chain: document }))
+    )
+  )
+
+/**
+ * Options of {@link stream}: those of {@link run}, and the size of the event
+ * buffer (default 256; when the consumer falls this far behind, the run waits
+ * for it).
+ *
+ * @example
+ * ```ts
+ * import { Chain, type ChatModel, Mode } from "loopwork"
+ *
+ * const options: Chain.StreamOptions<ChatModel.ChatModel> = { mode: Mode.whileNeedsResponse, bufferSize: 64 }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface StreamOptions<R = never> extends RunOptions<R> {
+  readonly bufferSize?: number | undefined
+}
+
+/**
+ * Runs a chain as {@link run} does, as a `Stream` of its events
+ * (`RunEvent`): the run started, each model call (with its text deltas, as
+ * the model streams them), each tool call, and the end — `RunFinished` or
+ * `RunPaused` with the chain's JSON document, or `RunFailed`, after which the
+ * stream fails with the same `RunError` `run` fails with. Model calls use
+ * `ChatModel.stream`; the streamed response is assembled into the same chain
+ * `run` produces. Interrupting the stream interrupts the run. Bad input is
+ * refused as by `run` (after `RunStarted` and `RunFailed`), before any model
+ * call; a bad `bufferSize` fails the stream at once.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import { Chain, ChatModel, Mode } from "loopwork"
+ *
+ * const model = ChatModel.scripted([{ text: "Hello there!" }])
+ * const printed = Chain.stream(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(
+ *   Stream.runForEach((event) => event._tag === "TextDelta" ? Effect.sync(() => process.stdout.write(event.delta)) : Effect.void),
+ *   Effect.provide(model.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
+  chain: Chain<Tools>,
+  options: StreamOptions<R>
+): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> => {
+  const bufferSize = (isRecord(options) ? options.bufferSize : undefined) ?? 256
+  if (!isPositiveInt(bufferSize)) {
+    return Stream.fail(
+      new RunError({
+        reason: new InvalidInput({ field: "bufferSize", rule: "must be a whole number of events, at least 1", value: bufferSize }),
+        chain: isChain(chain) ? chain : noChain
+      })
+    )
+  }
+  return eventStream(bufferSize, (emit) => Effect.provideService(run(chain, options), Observer, { emit, streaming: true }))
+}
