@@ -23,53 +23,23 @@
  *
  * @since 0.1.0
  */
-import type { Duration, Schedule } from "effect"
 import { Effect } from "effect"
 import type { Chain } from "./internal/chain.ts"
-import type { ChatModel, ChatModelError, ToolChoice } from "./ChatModel.ts"
-import type * as DirectReturn from "./DirectReturn.ts"
+import type { ChatModel } from "./ChatModel.ts"
 import { budgetStart } from "./internal/budget.ts"
 import { guarded } from "./internal/guarded.ts"
-import { checkObject, checkToolNames, validateOptions } from "./internal/options.ts"
+import { checkObject, checkToolNames, type Options as RunOptionsBase, validateOptions } from "./internal/options.ts"
 import { compile } from "./internal/toolExecutor.ts"
 import { InvalidInput, ToolNamesNotFound } from "./LoopError.ts"
-import type * as MaxRunsPolicy from "./MaxRunsPolicy.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
-import type { StopSignal } from "./StopSignal.ts"
-import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
 
 /**
- * Options every built-in mode reads. Custom modes may extend it with their
- * own fields.
- *
- * Limits:
- * - `maxRuns`: model calls allowed per run (default 25).
- * - `maxFailures`: consecutive tool rounds with a failure allowed (default 3).
- * - `concurrency`: tool calls of one round run at once (default `"unbounded"`).
- * - `toolTimeout`: timeout of each call of a tool that declares none
- *   (`ToolTimeout`).
- * - `maxArgumentDepth` / `maxArgumentSize`: tool-call arguments from the
- *   model nested deeper (default 64 levels, at most 512) or larger (default
- *   1,000,000 characters of JSON) are refused on arrival; the model gets a
- *   failed result saying what was too big, and the handler never runs.
- *
- * Model:
- * - `toolChoice`: passed to the model (default `"auto"`).
- * - `retry`: a `Schedule` for failed model calls.
- *
- * Policies:
- * - `stop`: a `StopSignal`; raising it pauses the run at the next clean point.
- * - `onMaxRuns`: `"fail"` (default), `"stop"`, `"final-answer"` or a handler
- *   (`MaxRunsPolicy`).
- * - `onToolFailure`: per kind of failed call: feed back (default), fail, or
- *   repair (`ToolFailurePolicy`).
- * - `noTool`: what a model answer without tool calls means (`NoToolPolicy`);
- *   the default depends on the mode.
- * - `returnMemory`: what the chain keeps when a tool round ends the loop
- *   (`DirectReturn.Memory`, default `"results"`).
- * - `shouldContinue`: `step` mode only; keep stepping while it returns true.
+ * Options every built-in mode reads (declared, defaulted and checked in one
+ * place). A custom mode may take its own options too: `Mode<R, O>` with
+ * `O extends Options`, and `Chain.run(chain, { mode, ...O })` type-checks
+ * them.
  *
  * @example
  * ```ts
@@ -80,22 +50,7 @@ import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
  *
  * @since 0.1.0
  */
-export interface Options {
-  readonly maxRuns?: number | undefined
-  readonly maxFailures?: number | undefined
-  readonly concurrency?: number | "unbounded" | undefined
-  readonly toolTimeout?: Duration.Input | undefined
-  readonly maxArgumentDepth?: number | undefined
-  readonly maxArgumentSize?: number | undefined
-  readonly toolChoice?: ToolChoice | undefined
-  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
-  readonly stop?: StopSignal | undefined
-  readonly onMaxRuns?: MaxRunsPolicy.Policy | undefined
-  readonly onToolFailure?: ToolFailurePolicy.Options | undefined
-  readonly noTool?: NoToolPolicy.Policy | undefined
-  readonly returnMemory?: DirectReturn.Memory | undefined
-  readonly shouldContinue?: ((chain: Chain) => boolean) | undefined
-}
+export type Options = RunOptionsBase
 
 /**
  * A mode.
@@ -145,8 +100,8 @@ const identity: Step.Step = (self) => self
 const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.Policy) => {
   const stop = options.stop
   const checkStop = stop === undefined ? identity : Step.checkStop(stop)
-  const checkDirectReturn = Step.checkDirectReturn({ memory: options.returnMemory })
-  const checkReturnBehavior = Step.checkReturnBehaviorWith({ memory: options.returnMemory })
+  const checkDirectReturn = Step.checkDirectReturn({ returnMemory: options.returnMemory })
+  const checkReturnBehavior = Step.checkReturnBehaviorWith({ returnMemory: options.returnMemory })
   const afterTools: Step.Step = (self) =>
     checkReturnBehavior(checkDirectReturn(Step.checkAwaiting(checkStop(self))))
   const call = Step.callLlmWith(options)

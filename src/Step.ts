@@ -38,16 +38,17 @@ import * as Arrival from "./internal/arrival.ts"
 import * as CallIds from "./internal/callIds.ts"
 import type { Limits } from "./internal/jsonBounds.ts"
 import {
-  checkFunction,
-  checkNoTool as noToolProblem,
-  checkObject,
-  checkPauseReason,
-  checkReturnMemory,
-  checkSince,
-  checkStop as stopProblem,
-  checkToolNames,
-  defaults,
-  validateOptions
+checkFunction,
+checkNoTool as noToolProblem,
+checkObject,
+checkPauseReason,
+checkReturnMemory,
+checkSince,
+checkStop as stopProblem,
+checkToolNames,
+defaults,
+type Options,
+validateOptions
 } from "./internal/options.ts"
 import { guarded } from "./internal/guarded.ts"
 import { callModel } from "./internal/modelCall.ts"
@@ -63,7 +64,6 @@ import { Observer } from "./RunEvent.ts"
 import * as StopSignal from "./StopSignal.ts"
 import type { StopSignal as Signal } from "./StopSignal.ts"
 import type { CallState, ToolCall, ToolResult } from "./ToolCall.ts"
-import type * as ToolFailurePolicy from "./ToolFailurePolicy.ts"
 
 /**
  * A step: `Effect<Outcome>` in, `Effect<Outcome>` out; `R` is what it needs
@@ -148,28 +148,9 @@ const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succe
  *
  * @since 0.1.0
  */
-export interface CallOptions {
-  readonly toolChoice?: ToolChoice | undefined
-  /**
-   * Retries a failed model call by this schedule (its input is the error);
-   * when retries run out, the loop ends with the last error and the chain as
-   * it was before the call.
-   */
-  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
-  /** `StopSignal.interrupt` on this signal abandons the call in flight and pauses with the chain before it. */
-  readonly stop?: Signal | undefined
-  /**
-   * Tool-call arguments nested deeper than this (default 64 levels, at most
-   * 512) are refused on arrival: the call gets a failed result saying so and
-   * its handler never runs.
-   */
-  readonly maxArgumentDepth?: number | undefined
-  /**
-   * Tool-call arguments larger than this many characters of JSON (default
-   * 1,000,000) are refused on arrival, as for `maxArgumentDepth`.
-   */
-  readonly maxArgumentSize?: number | undefined
-}
+export interface CallOptions
+  extends Pick<Options, "toolChoice" | "retry" | "stop" | "maxArgumentDepth" | "maxArgumentSize">
+{}
 
 /** The argument limits of `options`, with the defaults. */
 const limitsOf = (options: CallOptions): Limits =>
@@ -369,19 +350,7 @@ export const callLlmWith = (options: CallOptions): Step<ChatModel> => {
  *
  * @since 0.1.0
  */
-export interface ToolOptions {
-  readonly concurrency?: number | "unbounded" | undefined
-  readonly maxFailures?: number | undefined
-  /** Timeout of each call of a tool that declares none (`ToolTimeout`). */
-  readonly toolTimeout?: Duration.Input | undefined
-  /** What to do with each kind of failed call (default: feed back to the model). */
-  readonly onToolFailure?: ToolFailurePolicy.Options | undefined
-  /**
-   * `StopSignal.interrupt` on this signal cuts the round short: finished
-   * calls keep their results, running calls are interrupted and stay pending.
-   */
-  readonly stop?: Signal | undefined
-}
+export interface ToolOptions extends Pick<Options, "concurrency" | "maxFailures" | "toolTimeout" | "onToolFailure" | "stop"> {}
 
 const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => {
   const content: Array<Prompt.ToolResultPart> = new Array(results.length)
@@ -582,13 +551,12 @@ export const executeToolsWith = (options: ToolOptions): Step => {
  *
  * @since 0.1.0
  */
-export interface MaxRunsOptions {
-  readonly maxRuns?: number | undefined
+export interface MaxRunsOptions extends Pick<Options, "maxRuns" | "onMaxRuns" | "retry" | "stop"> {
+  /**
+   * The chain's `runCount` when the budget started (default 0: the chain's
+   * whole life). `Step.forRun` passes the start of the run.
+   */
   readonly since?: number | undefined
-  readonly onMaxRuns?: MaxRunsPolicy.Policy | undefined
-  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
-  /** `StopSignal.interrupt` on this signal abandons the final-answer call and pauses. */
-  readonly stop?: Signal | undefined
 }
 
 const finalAnswer = (
@@ -724,24 +692,29 @@ const remember = (chain: Chain, results: ReadonlyArray<ToolResult>, memory: Dire
 /**
  * Options of {@link checkReturnBehaviorWith} and {@link checkDirectReturn}.
  *
- * - `memory`: what the chain keeps when the round ends the loop (see
+ * - `returnMemory`: what the chain keeps when the round ends the loop (see
  *   `DirectReturn.Memory`; default `"results"`).
  *
  * @example
  * ```ts
  * import { Step } from "loopwork"
  *
- * const options: Step.ReturnOptions = { memory: "answer" }
+ * const options: Step.ReturnOptions = { returnMemory: "answer" }
  * ```
  *
  * @since 0.1.0
  */
-export interface ReturnOptions {
+export interface ReturnOptions extends Pick<Options, "returnMemory"> {
+  /** @deprecated since 0.2.0: use `returnMemory`, the name `Chain.run` takes. */
   readonly memory?: DirectReturn.Memory | undefined
 }
 
+/** The memory of `options` (the old name `memory` still read). */
+const memoryOf = (options: ReturnOptions | undefined): DirectReturn.Memory =>
+  options?.returnMemory ?? options?.memory ?? defaults.returnMemory
+
 const checkReturnBehaviorStep = (options: ReturnOptions): Step => {
-  const memory = options.memory ?? "results"
+  const memory = memoryOf(options)
   return make((chain) => {
     if (!justRanTools(chain)) return continued(chain)
     const results = chain.lastToolResults
@@ -785,13 +758,13 @@ export const checkReturnBehavior: Step = checkReturnBehaviorStep({})
  * ```ts
  * import { Step } from "loopwork"
  *
- * const withAnswer = Step.checkReturnBehaviorWith({ memory: "answer" })
+ * const withAnswer = Step.checkReturnBehaviorWith({ returnMemory: "answer" })
  * ```
  *
  * @since 0.1.0
  */
 export const checkReturnBehaviorWith = (options: ReturnOptions): Step => {
-  const invalid = checkObject(options, "checkReturnBehaviorWith options") ?? checkReturnMemory(options.memory, "memory")
+  const invalid = checkObject(options, "checkReturnBehaviorWith options") ?? (checkReturnMemory(options.returnMemory, "returnMemory") ?? checkReturnMemory(options.memory, "memory"))
   return invalid === undefined ? checkReturnBehaviorStep(options) : refused(invalid)
 }
 
@@ -812,9 +785,9 @@ export const checkReturnBehaviorWith = (options: ReturnOptions): Step => {
  * @since 0.1.0
  */
 export const checkDirectReturn = (options?: ReturnOptions): Step => {
-  const invalid = checkObject(options, "checkDirectReturn options", true) ?? checkReturnMemory(options?.memory, "memory")
+  const invalid = checkObject(options, "checkDirectReturn options", true) ?? (checkReturnMemory(options?.returnMemory, "returnMemory") ?? checkReturnMemory(options?.memory, "memory"))
   if (invalid !== undefined) return refused(invalid)
-  const memory = options?.memory ?? "results"
+  const memory = memoryOf(options)
   return make((chain) => {
     if (!justRanTools(chain)) return continued(chain)
     const results = chain.lastToolResults

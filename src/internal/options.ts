@@ -8,22 +8,77 @@
  * @internal
  */
 import { Duration, Schedule, Schema } from "effect"
+import type { ChatModelError, ToolChoice } from "../ChatModel.ts"
+import type * as DirectReturn from "../DirectReturn.ts"
+import type * as MaxRunsPolicy from "../MaxRunsPolicy.ts"
+import type { StopSignal } from "../StopSignal.ts"
+import type { Chain } from "./chain.ts"
 import type { Toolkit } from "effect/ai"
 import { InvalidInput } from "../LoopError.ts"
 import { depthCeiling, storedLimits } from "./jsonBounds.ts"
-import type { Options } from "../Mode.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
 import { PauseReason } from "../Outcome.ts"
 import { isStopSignal, problemOf as signalProblem } from "../StopSignal.ts"
 import * as ToolFailurePolicy from "../ToolFailurePolicy.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
 
-/** @internal */
+/**
+ * Options every built-in mode reads; `Mode.Options` re-exports it and the
+ * steps' option types pick from it, so each option is declared once here,
+ * defaulted once (`defaults`) and checked once (`validateOptions`).
+ *
+ * @internal
+ */
+export interface Options {
+  /** Model calls allowed per run (default 25). */
+  readonly maxRuns?: number | undefined
+  /** Consecutive tool rounds with a failure allowed (default 3). */
+  readonly maxFailures?: number | undefined
+  /** Tool calls of one round run at once (default `"unbounded"`); results keep call order. */
+  readonly concurrency?: number | "unbounded" | undefined
+  /** Timeout of each call of a tool that declares none (`ToolTimeout`). */
+  readonly toolTimeout?: Duration.Input | undefined
+  /**
+   * Tool-call arguments from the model nested deeper than this (default 64
+   * levels, at most 512) are refused on arrival: the model gets a failed
+   * result saying so and the handler never runs.
+   */
+  readonly maxArgumentDepth?: number | undefined
+  /** Tool-call arguments larger than this many characters of JSON (default 1,000,000) are refused the same way. */
+  readonly maxArgumentSize?: number | undefined
+  /** Passed to the model (default `"auto"`). */
+  readonly toolChoice?: ToolChoice | undefined
+  /** Retries a failed model call by this schedule (its input is the error). */
+  readonly retry?: Schedule.Schedule<unknown, ChatModelError> | undefined
+  /** Raising it pauses the run at the next clean point; interrupting it cuts running work short. */
+  readonly stop?: StopSignal | undefined
+  /** What to do when `maxRuns` is reached: `"fail"` (default), `"stop"`, `"final-answer"` or a handler (`MaxRunsPolicy`). */
+  readonly onMaxRuns?: MaxRunsPolicy.Policy | undefined
+  /** Per kind of failed call: feed back (default), fail, or repair (`ToolFailurePolicy`). */
+  readonly onToolFailure?: ToolFailurePolicy.Options | undefined
+  /** What a model answer without tool calls means (`NoToolPolicy`); the default depends on the mode. */
+  readonly noTool?: NoToolPolicy.Policy | undefined
+  /** What the chain keeps when a tool round ends the loop (`DirectReturn.Memory`, default `"results"`). */
+  readonly returnMemory?: DirectReturn.Memory | undefined
+  /** `Mode.step` only: keep stepping while it returns true. */
+  readonly shouldContinue?: ((chain: Chain) => boolean) | undefined
+}
+
+/**
+ * The default of every option that has one.
+ *
+ * @internal
+ */
 export const defaults = {
   maxRuns: 25,
   maxFailures: 3,
-  concurrency: "unbounded" as number | "unbounded"
-}
+  concurrency: "unbounded" as number | "unbounded",
+  toolChoice: "auto" as ToolChoice,
+  onMaxRuns: "fail" as MaxRunsPolicy.Policy,
+  returnMemory: "results" as DirectReturn.Memory,
+  maxArgumentDepth: 64,
+  maxArgumentSize: 1_000_000
+} as const
 
 /** @internal */
 export const isPositiveInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u > 0
