@@ -1,12 +1,14 @@
 /**
- * A custom mode built from steps: "WithAudit" loops like whileNeedsResponse
- * and adds a custom step that records each model call.
+ * A custom mode built from steps: "WithAudit" is whileNeedsResponse plus a
+ * custom step that records each model call, with an option of its own
+ * (`auditPrefix`).
  *
- * The pattern is always the same: start with `Step.start(chain)`, pipe through
- * as many steps as needed, and end with `Step.continueOrDone` to decide
- * whether to go round again. A custom step (`Step.make`) follows the same
- * contract as the built-in ones: it runs only on `Continue`, and terminal
- * outcomes pass it by.
+ * `Step.forRun(chain, options)` gives the built-in steps bound to the run's
+ * options, the very steps the built-in modes are made of, so the custom mode
+ * honours every run option as a built-in does; `Mode.loop` repeats the
+ * pipeline while the chain needs a response. A custom step (`Step.make`)
+ * follows the same contract as the built-in ones: it runs only on
+ * `Continue`, and terminal outcomes pass it by.
  *
  *   node examples/custom-mode.ts
  */
@@ -17,21 +19,29 @@ import { Chain, ChatModel, Mode, Outcome, Step } from "loopwork"
 /** Where the audit step writes; a real service would log or emit metrics. */
 export const auditLog: Array<string> = []
 
-/** A custom step: same contract as the built-in steps. */
-const audit = Step.make((chain) => {
-  const calls = chain.lastResponse?.toolCalls.map((call) => call.name).join(", ") || "none"
-  auditLog.push(`model call #${chain.runCount} completed (tool calls: ${calls})`)
-  return Effect.succeed(new Outcome.Continue(chain))
-})
+/** The mode's own option, next to the built-in ones. */
+export interface AuditOptions extends Mode.Options {
+  readonly auditPrefix?: string | undefined
+}
 
-/** The mode: executeTools → callLlm → checkMaxRuns → audit → continueOrDone. */
-export const withAudit: Mode.Mode<ChatModel.ChatModel> = (chain, options) => {
-  const executeTools = Step.executeToolsWith(options)
-  const checkMaxRuns = Step.checkMaxRuns({ ...options, since: chain.runCount })
-  const next = Step.continueOrDone((c: Chain.Chain) => loop(c))
-  const loop = (c: Chain.Chain): Effect.Effect<Outcome.Outcome, never, ChatModel.ChatModel> =>
-    Step.start(c).pipe(executeTools, Step.callLlm, checkMaxRuns, audit, next)
-  return loop(chain)
+/** A custom step: same contract as the built-in steps. */
+const audit = (prefix: string) =>
+  Step.make((chain) => {
+    const calls = chain.lastResponse?.toolCalls.map((call) => call.name).join(", ") || "none"
+    auditLog.push(`${prefix}model call #${chain.runCount} completed (tool calls: ${calls})`)
+    return Effect.succeed(new Outcome.Continue(chain))
+  })
+
+/** whileNeedsResponse, and the audit step after each model call. */
+export const withAudit: Mode.Mode<ChatModel.ChatModel, AuditOptions> = (chain, options) => {
+  const s = Step.forRun(chain, options)
+  return Mode.loop(chain, (self) =>
+    self.pipe(
+      s.executeTools,
+      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior,
+      s.checkMaxRuns,
+      s.callLlm, s.checkNoTool, audit(options.auditPrefix ?? "")
+    ))
 }
 
 // -- a run on the scripted model ------------------------------------------------
@@ -52,7 +62,7 @@ export const model = ChatModel.scripted([
 
 export const program = Chain.run(
   Chain.make({ user: "Where is order A-17?", toolkit: tools }),
-  { mode: withAudit, maxRuns: 5 }
+  { mode: withAudit, maxRuns: 5, auditPrefix: "" }
 ).pipe(Effect.provide([model.layer, handlers]))
 
 if (import.meta.main) {

@@ -26,7 +26,6 @@
 import { Effect } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import type { ChatModel } from "./ChatModel.ts"
-import { budgetStart } from "./internal/budget.ts"
 import { guarded } from "./internal/guarded.ts"
 import { checkObject, checkToolNames, type Options as RunOptionsBase, validateOptions } from "./internal/options.ts"
 import { compile } from "./internal/toolExecutor.ts"
@@ -82,46 +81,32 @@ const optionsProblem = (options: Options): InvalidInput | undefined =>
 const refused = (chain: Chain, problem: InvalidInput): Effect.Effect<Outcome.Outcome> =>
   Effect.succeed(new Outcome.Error(chain, problem))
 
-const identity: Step.Step = (self) => self
-
 /**
- * The option-bound built-in steps of one run, built once per run (not per
- * iteration). `maxRuns` counts from the chain's `runCount` at the start of
- * the run, so it is a budget per run; a run resumed after a pause continues
- * the budget of the run that paused.
+ * A loop: while the chain needs a response, `body` on it, and again
+ * (`Step.continueOrDone`); a chain that needs none ends `Ok` (reason
+ * `"done"`) with no model call. A mode is then its pipeline and nothing else.
+ * Every model call of a run is bounded by the run's `maxRuns`, whatever the
+ * pipeline (`Step.callLlm` honours the run's budget).
  *
- * - `afterTools`: the checks after a tool round, in priority order: stop
- *   requested > approvals pending > external results pending > direct return
- *   > ReturnBehavior.
- * - `callLlm`: a model turn, followed by the no-tool policy when there is one
- *   (`noTool`, or the mode's default).
- * - `checkStop`: the stop check alone (before a model call).
+ * @example
+ * ```ts
+ * import { Mode, Step } from "loopwork"
+ *
+ * const audited: Mode.Mode<import("loopwork").ChatModel.ChatModel> = (chain, options) => {
+ *   const s = Step.forRun(chain, options)
+ *   return Mode.loop(chain, (self) => self.pipe(s.executeTools, s.checkMaxRuns, s.callLlm))
+ * }
+ * ```
+ *
+ * @since 0.2.0
  */
-const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.Policy) => {
-  const stop = options.stop
-  const checkStop = stop === undefined ? identity : Step.checkStop(stop)
-  const checkDirectReturn = Step.checkDirectReturn({ returnMemory: options.returnMemory })
-  const checkReturnBehavior = Step.checkReturnBehaviorWith({ returnMemory: options.returnMemory })
-  const afterTools: Step.Step = (self) =>
-    checkReturnBehavior(checkDirectReturn(Step.checkAwaiting(checkStop(self))))
-  const call = Step.callLlmWith(options)
-  const noTool = options.noTool ?? defaultNoTool
-  const checkNoTool = noTool === undefined ? identity : Step.checkNoTool(noTool)
-  const callLlm: Step.Step<ChatModel> = (self) => checkNoTool(call(self))
-  return {
-    executeTools: Step.executeToolsWith(options),
-    afterTools,
-    checkStop,
-    checkNoTool,
-    callLlm,
-    checkMaxRuns: Step.checkMaxRuns({
-      maxRuns: options.maxRuns,
-      since: budgetStart(chain),
-      onMaxRuns: options.onMaxRuns,
-      retry: options.retry,
-      stop: options.stop
-    })
-  }
+export const loop = <R>(
+  chain: Chain,
+  body: (self: Effect.Effect<Outcome.Outcome>) => Effect.Effect<Outcome.Outcome, never, R>
+): Effect.Effect<Outcome.Outcome, never, R> => {
+  const again = Step.continueOrDone((c: Chain) => go(c))
+  const go = (c: Chain): Effect.Effect<Outcome.Outcome, never, R> => again(body(Step.start(c)))
+  return chain.needsResponse ? go(chain) : done(chain)
 }
 
 /**
@@ -146,12 +131,14 @@ const stepsFor = (chain: Chain, options: Options, defaultNoTool?: NoToolPolicy.P
 export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
   const invalid = optionsProblem(options)
   if (invalid !== undefined) return refused(chain, invalid)
-  if (!chain.needsResponse) return done(chain)
-  const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
-  const next = Step.continueOrDone((c: Chain) => loop(c))
-  const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    Step.start(c).pipe(executeTools, afterTools, checkMaxRuns, callLlm, next)
-  return loop(chain)
+  const s = Step.forRun(chain, options)
+  return loop(chain, (self) =>
+    self.pipe(
+      s.executeTools,
+      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, // the round's priority checks
+      s.checkMaxRuns,
+      s.callLlm, s.checkNoTool
+    ))
 }
 
 /**
@@ -172,11 +159,15 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
 export const untilSuccess: Mode<ChatModel> = (chain, options) => {
   const invalid = optionsProblem(options)
   if (invalid !== undefined) return refused(chain, invalid)
-  const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
-  const next = Step.continueOrDone((c: Chain) => loop(c))
-  const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    Step.start(c).pipe(executeTools, afterTools, Step.checkToolSuccess, checkMaxRuns, callLlm, next)
-  return loop(chain)
+  const s = Step.forRun(chain, options)
+  return loop(chain, (self) =>
+    self.pipe(
+      s.executeTools,
+      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior,
+      Step.checkToolSuccess,
+      s.checkMaxRuns,
+      s.callLlm, s.checkNoTool
+    ))
 }
 
 /**
@@ -202,23 +193,20 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
 export const step: Mode<ChatModel> = (chain, options) => {
   const invalid = optionsProblem(options)
   if (invalid !== undefined) return refused(chain, invalid)
-  const { afterTools, callLlm, checkMaxRuns, executeTools } = stepsFor(chain, options)
-  const shouldContinue = options.shouldContinue
-  const decide = Step.make((c: Chain) =>
-    shouldContinue === undefined
-      ? Effect.succeed(new Outcome.Ok(c, "step"))
-      : guarded(
-        c,
-        "shouldContinue",
-        () => shouldContinue(c),
-        (more) => more ? Step.start(c).pipe(checkMaxRuns, Step.make(once)) : new Outcome.Ok(c, "step")
-      )
-  )
+  const s = Step.forRun(chain, options)
+  const roundChecks = <R>(self: Effect.Effect<Outcome.Outcome, never, R>) =>
+    self.pipe(s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior)
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     (c.pendingToolCalls.length > 0 || c.roundResults.length > 0
-      ? Step.start(c).pipe(executeTools, afterTools)
+      ? Step.start(c).pipe(s.executeTools, roundChecks)
       // A round paused (by a stop) before its direct return or ReturnBehavior was applied is re-checked first.
-      : Step.start(c).pipe(afterTools, callLlm)).pipe(decide)
+      : Step.start(c).pipe(roundChecks, s.callLlm, s.checkNoTool)).pipe(Step.make(decide))
+  const decide = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
+    const shouldContinue = options.shouldContinue
+    if (shouldContinue === undefined) return Effect.succeed(new Outcome.Ok(c, "step"))
+    return guarded(c, "shouldContinue", () => shouldContinue(c), (more) =>
+      more ? Step.start(c).pipe(s.checkMaxRuns, Step.make(once)) : new Outcome.Ok(c, "step"))
+  }
   return once(chain)
 }
 
@@ -271,12 +259,14 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
         new ToolNamesNotFound({ names: missing, available: [...compiled.byName.keys()] })
       ))
     }
-    const { afterTools, callLlm, checkMaxRuns, checkNoTool, executeTools } = stepsFor(chain, options, reminder)
-    const next = Step.continueOrDone((c: Chain) => loop(c))
-    const loop = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-      Step.start(c).pipe(callLlm, executeTools, afterTools, checkUntilTool, checkMaxRuns, next)
-    // Resume: run tool calls left pending by an earlier run before the first model call; a chain
-    // that already ends with a plain answer gets the no-tool policy.
-    return Step.start(chain).pipe(executeTools, afterTools, checkUntilTool, checkNoTool, next)
+    const s = Step.forRun(chain, options, { noTool: reminder })
+    const round = <R>(self: Effect.Effect<Outcome.Outcome, never, R>) =>
+      self.pipe(s.executeTools, s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, checkUntilTool)
+    const calls = Step.continueOrDone((c: Chain) =>
+      loop(c, (self) => self.pipe(s.callLlm, s.checkNoTool, round, s.checkMaxRuns))
+    )
+    // Resume: tool calls left pending by an earlier run run before the first model call; a chain that
+    // already ends with a plain answer gets the no-tool policy.
+    return Step.start(chain).pipe(round, s.checkNoTool, calls)
   }
 }

@@ -50,7 +50,9 @@ defaults,
 type Options,
 validateOptions
 } from "./internal/options.ts"
+import { budgetStart } from "./internal/budget.ts"
 import { guarded } from "./internal/guarded.ts"
+import { CurrentRunBudget, exhausted } from "./internal/runBudget.ts"
 import { callModel } from "./internal/modelCall.ts"
 import * as Parts from "./internal/parts.ts"
 import { inCallOrder, withEdits } from "./internal/round.ts"
@@ -226,11 +228,16 @@ const generate = (
   tools: ReadonlyArray<Tool.Any>,
   toolChoice: ToolChoice,
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
-  limits: Limits
-): Effect.Effect<Outcome.Continue | Outcome.Error, never, ChatModel> =>
+  limits: Limits,
+  bounded: boolean
+): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
   Effect.flatMap(
     Effect.context<ChatModel>(),
-    (context) => {
+    (context): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
+      // The run's budget bounds every model call, whatever the mode's pipeline (the final-answer call
+      // that the budget itself asks for is not bounded again).
+      const budget = bounded ? Context.get(context, CurrentRunBudget) : undefined
+      if (exhausted(budget, chain)) return budget.atLimit(chain)
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
       const turn = chain.runCount + 1
       const used = CallIds.usedIn(chain)
@@ -284,7 +291,7 @@ const callLlmStep = (options: CallOptions): Step<ChatModel> => {
       ? Effect.succeed(roundOpen(chain))
       : unlessInterrupted(
         stop,
-        generate(chain, compile(chain.toolkit).tools, toolChoice, retry, limits),
+        generate(chain, compile(chain.toolkit).tools, toolChoice, retry, limits, true),
         () => new Outcome.Pause(chain, stopRequested)
       )
   )
@@ -571,7 +578,7 @@ const finalAnswer = (
   Effect.map(
     unlessInterrupted(
       stop,
-      generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry, Arrival.defaultLimits),
+      generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry, Arrival.defaultLimits, false),
       () => new Outcome.Pause(chain, stopRequested)
     ),
     (outcome) => {
@@ -1012,3 +1019,79 @@ export const continueOrDone = <O, R>(
     chain.needsResponse ? loop(chain, options as O) : Effect.succeed(new Outcome.Ok(chain, "done"))
   )
 }
+
+// -----------------------------------------------------------------------------
+// forRun
+// -----------------------------------------------------------------------------
+
+/**
+ * The built-in steps bound to one run's options: what every built-in mode is
+ * made of, so a custom mode made of them does everything a built-in does.
+ *
+ * - `executeTools`: `concurrency`, `maxFailures`, `toolTimeout`,
+ *   `onToolFailure`, `stop`.
+ * - `checkStop`, `checkDirectReturn`, `checkReturnBehavior`: the checks after
+ *   a tool round, in the priority order (with `checkAwaiting` between stop and
+ *   direct return); `returnMemory`.
+ * - `checkMaxRuns`: `maxRuns` counted from the start of the run (a run resumed
+ *   after a pause continues its budget), `onMaxRuns`, `retry`, `stop`.
+ * - `callLlm`: `toolChoice`, `retry`, `stop`, `maxArgumentDepth`,
+ *   `maxArgumentSize`.
+ * - `checkNoTool`: `noTool`, or the mode's default (`modeDefaults.noTool`);
+ *   passes everything through when neither is set.
+ *
+ * @example
+ * ```ts
+ * import { Chain, ChatModel, Mode, Step } from "loopwork"
+ *
+ * const steps = (chain: Chain.Chain, options: Mode.Options) => Step.forRun(chain, options)
+ * ```
+ *
+ * @since 0.2.0
+ */
+export const forRun = (
+  chain: Chain,
+  options: Options,
+  modeDefaults?: { readonly noTool?: NoToolPolicy.Policy | undefined }
+): RunSteps => {
+  const noTool = options.noTool ?? modeDefaults?.noTool
+  return {
+    executeTools: executeToolsWith(options),
+    checkStop: options.stop === undefined ? passThrough : checkStop(options.stop),
+    checkDirectReturn: checkDirectReturn({ returnMemory: options.returnMemory }),
+    checkReturnBehavior: checkReturnBehaviorWith({ returnMemory: options.returnMemory }),
+    checkMaxRuns: checkMaxRuns({
+      maxRuns: options.maxRuns,
+      since: budgetStart(chain),
+      onMaxRuns: options.onMaxRuns,
+      retry: options.retry,
+      stop: options.stop
+    }),
+    callLlm: callLlmWith(options),
+    checkNoTool: noTool === undefined ? passThrough : checkNoTool(noTool)
+  }
+}
+
+/**
+ * The steps {@link forRun} returns.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const roundChecks = (s: Step.RunSteps): ReadonlyArray<Step.Step> => [s.checkStop, s.checkDirectReturn]
+ * ```
+ *
+ * @since 0.2.0
+ */
+export interface RunSteps {
+  readonly executeTools: Step
+  readonly checkStop: Step
+  readonly checkDirectReturn: Step
+  readonly checkReturnBehavior: Step
+  readonly checkMaxRuns: Step<ChatModel>
+  readonly callLlm: Step<ChatModel>
+  readonly checkNoTool: Step<ChatModel>
+}
+
+const passThrough: Step = (self) => self

@@ -292,10 +292,10 @@ const shapeRows: ReadonlyArray<ShapeRow> = [
   },
   // Chain.run / Chain.stream: the chain and the options
   { input: "run(undefined, ...)", attempt: () => Chain.run(js<Chain.Chain>(undefined), whileNeeds), error: "InvalidInput", field: "chain" },
-  { input: "run(chain, undefined)", attempt: () => Chain.run(chain(), js(undefined)), error: "InvalidInput", field: "options" },
-  { input: "run(chain, null)", attempt: () => Chain.run(chain(), js(null)), error: "InvalidInput", field: "options" },
-  { input: "run(chain, {})", attempt: () => Chain.run(chain(), js({})), error: "InvalidInput", field: "mode" },
-  { input: "run(chain, { mode: \"x\" })", attempt: () => Chain.run(chain(), js({ mode: "x" })), error: "InvalidInput", field: "mode" },
+  { input: "run(chain, undefined)", attempt: () => Chain.run(chain(), js<Chain.RunOptions<ChatModel.ChatModel>>(undefined)), error: "InvalidInput", field: "options" },
+  { input: "run(chain, null)", attempt: () => Chain.run(chain(), js<Chain.RunOptions<ChatModel.ChatModel>>(null)), error: "InvalidInput", field: "options" },
+  { input: "run(chain, {})", attempt: () => Chain.run(chain(), js<Chain.RunOptions<ChatModel.ChatModel>>({})), error: "InvalidInput", field: "mode" },
+  { input: "run(chain, { mode: \"x\" })", attempt: () => Chain.run(chain(), js<Chain.RunOptions<ChatModel.ChatModel>>({ mode: "x" })), error: "InvalidInput", field: "mode" },
   {
     input: "run: a chain whose messages hold 1",
     attempt: () => Chain.run(Chain.make({ user: "x" }).copy({ messages: js([hi, 1]) }), whileNeeds),
@@ -321,7 +321,7 @@ const shapeRows: ReadonlyArray<ShapeRow> = [
     field: "chain.toolkit"
   },
   { input: "stream(undefined, ...)", attempt: () => Stream.runDrain(Chain.stream(js<Chain.Chain>(undefined), whileNeeds)), error: "InvalidInput", field: "chain" },
-  { input: "stream(chain, undefined)", attempt: () => Stream.runDrain(Chain.stream(chain(), js(undefined))), error: "InvalidInput", field: "options" },
+  { input: "stream(chain, undefined)", attempt: () => Stream.runDrain(Chain.stream(chain(), js<Chain.StreamOptions<ChatModel.ChatModel>>(undefined))), error: "InvalidInput", field: "options" },
   {
     input: "toolChoice \"sometimes\"",
     attempt: () => Chain.run(chain(), { ...whileNeeds, toolChoice: js("sometimes") }),

@@ -8,16 +8,13 @@
 import { Context, Effect, Stream } from "effect"
 import type { Tool } from "effect/ai"
 import type { ChatModel } from "../ChatModel.ts"
+import * as Step from "../Step.ts"
 import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
+import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
 import { eventStream } from "./eventStream.ts"
-import {
-checkFunction,
-checkObject,
-isPositiveInt,validateOptions,
-validateToolkit
-} from "./options.ts"
+import { checkFunction, checkObject, defaults, isPositiveInt, validateOptions, validateToolkit } from "./options.ts"
 import { withRunSpanIn } from "./tracing.ts"
-import { InvalidInput, ModeDidNotFinish, RunError } from "../LoopError.ts"
+import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, RunError } from "../LoopError.ts"
 import type { External } from "../ExternalTool.ts"
 import type { Mode, Options } from "../Mode.ts"
 import * as Outcome from "../Outcome.ts"
@@ -39,8 +36,8 @@ import { encode } from "./chainCodec.ts"
  *
  * @since 0.1.0
  */
-export interface RunOptions<R = never> extends Options {
-  readonly mode: Mode<R>
+export type RunOptions<R = never, O extends Options = Options> = O & {
+  readonly mode: Mode<R, O>
 }
 
 /**
@@ -86,9 +83,9 @@ export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFo
  *
  * @since 0.1.0
  */
-export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
+export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(
   chain: Chain<Tools>,
-  options: RunOptions<R>
+  options: RunOptions<R, O>
 ): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> =>
   Effect.flatMap(Effect.context<never>(), (context) => {
     const observer = Context.get(context, Observer)
@@ -115,11 +112,16 @@ const runProblem = (input: unknown, chain: Chain, options: unknown): InvalidInpu
       ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
       : undefined)
 
-const runCore = <R>(input: unknown, erased: Chain, options: RunOptions<R>): Effect.Effect<Outcome.Final, RunError, R> => {
+const runCore = <R, O extends Options>(
+  input: unknown,
+  erased: Chain,
+  options: RunOptions<R, O>
+): Effect.Effect<Outcome.Final, RunError, R> => {
   const invalid = runProblem(input, erased, options)
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
   const since = budgetStart(erased)
-  return Effect.flatMap(options.mode(erased, options), (outcome): Effect.Effect<Outcome.Final, RunError> => {
+  const mode = Effect.provideService(options.mode(erased, options), CurrentRunBudget, budgetOf(options, since))
+  return Effect.flatMap(mode, (outcome): Effect.Effect<Outcome.Final, RunError> => {
     switch (outcome._tag) {
       case "Ok": {
         const chain = clearBudget(outcome.chain)
@@ -135,6 +137,29 @@ const runCore = <R>(input: unknown, erased: Chain, options: RunOptions<R>): Effe
         return Effect.fail(new RunError({ reason: new ModeDidNotFinish({}), chain: clearBudget(outcome.chain) }))
     }
   })
+}
+
+/**
+ * The run's `maxRuns` budget, which every `Step.callLlm` of the run honours
+ * (whatever the mode's pipeline): at the limit, the run's `onMaxRuns` policy.
+ */
+const budgetOf = (options: Options, since: number): RunBudget => {
+  const maxRuns = options.maxRuns ?? defaults.maxRuns
+  return {
+    since,
+    maxRuns,
+    atLimit: (chain) =>
+      Effect.map(
+        Step.checkMaxRuns({ maxRuns, since, onMaxRuns: options.onMaxRuns, retry: options.retry, stop: options.stop })(
+          Step.start(chain)
+        ),
+        // The policy applies to a chain that needs a response; any other still gets no model call.
+        (outcome) =>
+          outcome._tag === "Continue"
+            ? new Outcome.Error(outcome.chain, new MaxRunsExceeded({ runs: chain.runCount - since, maxRuns }))
+            : outcome
+      )
+  }
 }
 
 /** The chain's JSON document for an event; `null` if it cannot be encoded (the event still goes out). */
@@ -177,7 +202,7 @@ const reported = <R>(
  *
  * @since 0.1.0
  */
-export interface StreamOptions<R = never> extends RunOptions<R> {
+export type StreamOptions<R = never, O extends Options = Options> = RunOptions<R, O> & {
   readonly bufferSize?: number | undefined
 }
 
@@ -206,9 +231,9 @@ export interface StreamOptions<R = never> extends RunOptions<R> {
  *
  * @since 0.1.0
  */
-export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel>(
+export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(
   chain: Chain<Tools>,
-  options: StreamOptions<R>
+  options: StreamOptions<R, O>
 ): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> => {
   const bufferSize = (isRecord(options) ? options.bufferSize : undefined) ?? 256
   if (!isPositiveInt(bufferSize)) {
