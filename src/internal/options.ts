@@ -229,6 +229,26 @@ const isToolChoice = Schema.is(Schema.Union([
   Schema.Struct({ mode: Schema.optionalKey(Schema.Literals(["auto", "required"])), oneOf: Schema.Array(Schema.String) })
 ]))
 
+/** The options `Chain.run` checked and is handing to its mode right now (see {@link whileChecked}). */
+let checkedNow: object | undefined
+
+/**
+ * Runs `f` (the synchronous construction of a run's mode, its steps bound to
+ * `options`) with `options` known to be checked already, so the mode and the
+ * step factories it calls with the same object do not check it again.
+ *
+ * @internal
+ */
+export const whileChecked = <A>(options: object, f: () => A): A => {
+  const before = checkedNow
+  checkedNow = options
+  try {
+    return f()
+  } finally {
+    checkedNow = before
+  }
+}
+
 /**
  * Checks the options every built-in mode reads; returns the first problem.
  * A caller whose options may not be an object checks {@link checkObject}
@@ -237,6 +257,7 @@ const isToolChoice = Schema.is(Schema.Union([
  * @internal
  */
 export const validateOptions = (options: Options): InvalidInput | undefined => {
+  if (options === checkedNow) return undefined
   if (options.maxRuns !== undefined && !isPositiveInt(options.maxRuns)) {
     return new InvalidInput({ field: "maxRuns", rule: "must be a positive integer", value: options.maxRuns })
   }

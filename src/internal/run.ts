@@ -12,7 +12,7 @@ import * as Step from "../Step.ts"
 import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
 import { eventStream } from "./eventStream.ts"
-import { checkFunction, checkObject, defaults, isPositiveInt, validateOptions, validateToolkit } from "./options.ts"
+import { checkFunction, checkObject, defaults, isPositiveInt, validateOptions, validateToolkit, whileChecked } from "./options.ts"
 import { withRunSpanIn } from "./tracing.ts"
 import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, RunError } from "../LoopError.ts"
 import type { External } from "../ExternalTool.ts"
@@ -91,9 +91,9 @@ export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel, O ext
     const observer = Context.get(context, Observer)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
-    return withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, {
+    return withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, () => ({
       attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": erased.runCount }
-    })
+    }))
   })
 
 /** What a `RunError` carries when `run` was not given a chain. */
@@ -120,7 +120,8 @@ const runCore = <R, O extends Options>(
   const invalid = runProblem(input, erased, options)
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
   const since = budgetStart(erased)
-  const mode = Effect.provideService(options.mode(erased, options), CurrentRunBudget, budgetOf(options, since))
+  const body = whileChecked(options, () => options.mode(erased, options))
+  const mode = Effect.provideService(body, CurrentRunBudget, budgetOf(options, since))
   return Effect.flatMap(mode, (outcome): Effect.Effect<Outcome.Final, RunError> => {
     switch (outcome._tag) {
       case "Ok": {

@@ -168,17 +168,17 @@ export const withRunSpanIn = <A, R>(
   context: Context.Context<never>,
   report: ((run: Effect.Effect<A, RunError, R>) => Effect.Effect<A, RunError, R>) | undefined,
   core: Effect.Effect<A, RunError, R>,
-  options: Tracer.SpanOptionsNoTrace
+  spanOptions: () => Tracer.SpanOptionsNoTrace
 ): Effect.Effect<A, RunError, R> => {
   const traced = isTraced(context)
   if (!traced && report === undefined) return core
   if (!Context.get(context, OmitContent)) {
     const reported = report === undefined ? core : report(core)
-    return traced ? Effect.withSpan(reported, "invoke_agent", { ...options, captureStackTrace: false }) : reported
+    return traced ? Effect.withSpan(reported, "invoke_agent", { ...spanOptions(), captureStackTrace: false }) : reported
   }
   const inner = concealing(core, concealRun, true)
   const reported = report === undefined ? inner : report(inner)
-  return revealed(traced ? spanWithErrorType(reported, "invoke_agent", options) : reported)
+  return revealed(traced ? spanWithErrorType(reported, "invoke_agent", spanOptions()) : reported)
 }
 
 /** A model call's failure as its span records it: tag and message (content-free with content omitted), never its `cause`. */
