@@ -117,7 +117,8 @@ export const make = (options: Options): Effect.Effect<Task, ValidationError> =>
       description: valid.description,
       expectedOutput: valid.expectedOutput,
       agent: valid.agent,
-      context: Object.freeze([...(valid.context ?? [])]),
+      // Each entry was checked to be a task made by Task.make.
+      context: Object.freeze([...(valid.context ?? [])] as Array<Task>),
       outputType: valid.outputType,
       maxOutputRetries: valid.maxOutputRetries ?? defaults.maxOutputRetries
     }))

@@ -19,7 +19,7 @@
  */
 import { ModelCallFailed, type StepFailure, ToolCallFailed } from "../LoopError.ts"
 import type { PauseReason } from "../Outcome.ts"
-import type { ChainSummary, RunEvent } from "../RunEvent.ts"
+import type { ChainSummary, RunEvent } from "./runEvents.ts"
 import { kinds } from "../ToolFailurePolicy.ts"
 import { redactSecrets } from "./redact.ts"
 

@@ -16,7 +16,7 @@
  * @internal
  */
 import type { DelegationRecord } from "../../ensemble/Delegation.ts"
-import type { EnsembleEvent } from "../../ensemble/EnsembleEvent.ts"
+import type { EnsembleEvent } from "./events.ts"
 import type { EnsembleOutput, TaskOutput } from "../../ensemble/TaskOutput.ts"
 import { generic, omittedDetails, runEventWithoutContent } from "../contentFree.ts"
 

@@ -9,7 +9,6 @@
 import { Predicate, Schema } from "effect"
 import { Tool } from "effect/ai"
 import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
-import type { Task } from "../../ensemble/Task.ts"
 import { messageOf } from "../describe.ts"
 import { agentProblem } from "./agentConfig.ts"
 import { type Check, count, isNonBlank, list, missingField, optional, problem, required, show } from "./rules.ts"
@@ -22,7 +21,12 @@ const agent: Check = (u) => {
   return wrong === undefined ? undefined : `Task agent ${wrong}`
 }
 
-const isTask = (u: unknown): u is { readonly _tag: "Task" } => Predicate.isTagged(u, "Task")
+/** What a task is to this module (`Task` itself is declared above it, in `ensemble/Task.ts`). */
+interface TaggedTask {
+  readonly _tag: "Task"
+}
+
+const isTask = (u: unknown): u is TaggedTask => Predicate.isTagged(u, "Task")
 
 const context: Check = (u) =>
   u === undefined
@@ -52,7 +56,8 @@ export const TaskOptions = Schema.Struct({
   description: required<string>(blank("description")),
   expectedOutput: required<string>(blank("expectedOutput")),
   agent: required<AnyAgent>(agent),
-  context: optional<ReadonlyArray<Task>>(context),
+  // Checked to be tasks made by Task.make (taggedTask); Task.ts reads them as its own type.
+  context: optional<ReadonlyArray<TaggedTask>>(context),
   outputType: optional<Schema.Codec<unknown, unknown>>(outputType),
   maxOutputRetries: optional<number>((u) => (u === undefined ? undefined : retries(u)))
 }).annotate({ message: "Task.make expects an options object with description, expectedOutput and agent" })
