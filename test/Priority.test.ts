@@ -69,7 +69,6 @@ const paramsOf = (name: ToolName): { readonly topic: string } | { readonly url: 
 const isNote = (name: string) => name === "note" || name === "note_now"
 const isReview = (name: string) => name === "review" || name === "review_now"
 const isAnswer = (name: string) => name === "answer" || name === "answer_now"
-const isBrowse = (name: string) => name === "browse" || name === "browse_now"
 
 const rejectedText = (name: string) => `Tool call '${name}' was rejected by a human reviewer.`
 

@@ -5,7 +5,7 @@ import { TestClock } from "effect/testing"
 import { ChatModel, MaxRunsPolicy } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import type { Delegation, HierarchicalConstraints, TaskOutput } from "../../src/ensemble/index.ts"
-import { requestTranscripts, transcript } from "../support/transcript.ts"
+import { requestTranscripts } from "../support/transcript.ts"
 import { toolkit } from "../support/ensemble.ts"
 
 // -----------------------------------------------------------------------------
