@@ -1,0 +1,232 @@
+/**
+ * `callLlm`: one model turn appended to the chain (its tool calls become pending), bounded by the run's budget, checked on arrival.
+ *
+ * @internal
+ */
+import { Context, Effect, Option, Schedule } from "effect"
+import { Prompt } from "effect/ai"
+import type { Response, Tool } from "effect/ai"
+import type { Chain, ModelResponse } from "../chain.ts"
+import { ChatModel, type ChatModelError, type ToolChoice } from "../../ChatModel.ts"
+import * as Arrival from "../arrival.ts"
+import * as CallIds from "../callIds.ts"
+import type { Limits } from "../jsonBounds.ts"
+import {
+type Options
+} from "../options.ts"
+import { CurrentRunBudget, exhausted } from "../runBudget.ts"
+import { callModel } from "../modelCall.ts"
+import * as Parts from "../parts.ts"
+import { compile } from "../toolExecutor.ts"
+import { InvalidInput } from "../../LoopError.ts"
+import * as Outcome from "../../Outcome.ts"
+import { Observer } from "../../RunEvent.ts"
+import * as StopSignal from "../../StopSignal.ts"
+import type { StopSignal as Signal } from "../../StopSignal.ts"
+import type { ToolCall } from "../../ToolCall.ts"
+import { waiting } from "./roundState.ts"
+import { make, optionsProblem, refused, type Step } from "../step.ts"
+
+/**
+ * Options of {@link callLlm}.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const options: Step.CallOptions = { toolChoice: "required" }
+ * // or, retrying a failed call twice, 1 second apart:
+ * // { retry: Schedule.spaced("1 second").pipe(Schedule.upTo({ times: 2 })) }
+ * ```
+ *
+ * @since 0.1.0
+ */
+export interface CallOptions
+  extends Pick<Options, "toolChoice" | "retry" | "stop" | "maxArgumentDepth" | "maxArgumentSize">
+{}
+
+/** @internal The argument limits of `options`, with the defaults. */
+export const limitsOf = (options: CallOptions): Limits =>
+  options.maxArgumentDepth === undefined && options.maxArgumentSize === undefined
+    ? Arrival.defaultLimits
+    : {
+      maxDepth: options.maxArgumentDepth ?? Arrival.defaultLimits.maxDepth,
+      maxSize: options.maxArgumentSize ?? Arrival.defaultLimits.maxSize
+    }
+
+/** @internal */
+export const toAssistant = (
+  chain: Chain,
+  parts: ReadonlyArray<Response.AnyPart>,
+  used: CallIds.Used
+): Chain => {
+  const content: Array<Prompt.AssistantMessagePart> = []
+  const toolCalls: Array<ToolCall> = []
+  let text = ""
+  let finishReason: Response.FinishReason = "unknown"
+  let usage: Response.Usage | undefined
+  let other = false
+  for (const part of parts) {
+    switch (part.type) {
+      case "text":
+        text += part.text
+        content.push(Parts.textPart(part.text, part.metadata))
+        break
+      case "reasoning":
+        content.push(Prompt.makePart("reasoning", { text: part.text, options: part.metadata }))
+        break
+      case "tool-call":
+        content.push(Parts.toolCallPart(part.id, part.name, part.params, part.providerExecuted, part.metadata))
+        if (!part.providerExecuted) toolCalls.push({ id: part.id, name: part.name, params: part.params })
+        break
+      case "finish":
+        finishReason = part.reason
+        usage = part.usage
+        break
+      case "response-metadata":
+      case "source":
+      case "error":
+        break
+      default:
+        other = true
+    }
+  }
+  // Streamed deltas, files and provider-executed results: let effect/ai
+  // assemble the messages.
+  const messages = other ? Prompt.fromResponseParts(parts).content : [Parts.assistantMessage(content)]
+  if (other) {
+    text = ""
+    for (const message of messages) {
+      if (message.role !== "assistant") continue
+      for (const part of message.content) if (part.type === "text") text += part.text
+    }
+  }
+  const lastResponse: ModelResponse = usage === undefined
+    ? { text, toolCalls, finishReason }
+    : { text, toolCalls, finishReason, usage }
+  const next = chain.copy({
+    messages: [...chain.messages, ...messages],
+    lastResponse,
+    pendingToolCalls: toolCalls,
+    runCount: chain.runCount + 1
+  })
+  CallIds.extend(used, next)
+  return next
+}
+
+/** @internal One model turn on `chain`: the new chain, or the error with `chain` as it was. */
+export const generate = (
+  chain: Chain,
+  tools: ReadonlyArray<Tool.Any>,
+  toolChoice: ToolChoice,
+  retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
+  limits: Limits,
+  bounded: boolean
+): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
+  Effect.flatMap(
+    Effect.context<ChatModel>(),
+    (context): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
+      // The run's budget bounds every model call, whatever the mode's pipeline (the final-answer call
+      // that the budget itself asks for is not bounded again).
+      const budget = bounded ? Context.get(context, CurrentRunBudget) : undefined
+      if (exhausted(budget, chain)) return budget.atLimit(chain)
+      const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
+      const turn = chain.runCount + 1
+      const used = CallIds.usedIn(chain)
+      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, turn, limits, used)
+      return Effect.match(call, {
+        onFailure: (error) => new Outcome.Error(chain, error),
+        // Checked here rather than in callModel (no extra step per call); an observed call was checked
+        // already, before its events, and passes again unchanged.
+        onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, Arrival.normalize(parts, turn, limits, used), used))
+      })
+    }
+  )
+
+/**
+ * What to do instead of a model call while the current round is open (tool
+ * calls without results): pause for the calls that wait for a decision or a
+ * result, and refuse when calls have not been run yet. Calling the model now
+ * would send it a tool call without its result and lose the round.
+ *
+ * @internal
+ */
+export const roundOpen = (chain: Chain): Outcome.Outcome =>
+  waiting(chain) ?? new Outcome.Error(
+    chain,
+    new InvalidInput({
+      field: "chain.pendingToolCalls",
+      rule: "the model cannot be called while tool calls of the last turn have no result; run Step.executeTools first",
+      value: chain.pendingToolCalls.map((call) => call.id)
+    })
+  )
+
+/** @internal */
+export const stopRequested: Outcome.PauseReason = { _tag: "StopRequested" }
+
+/** @internal `work`, unless `stop` is interrupted first: then `cut` (the work is interrupted). */
+export const unlessInterrupted = <R>(
+  stop: Signal | undefined,
+  work: Effect.Effect<Outcome.Outcome, never, R>,
+  cut: () => Outcome.Outcome
+): Effect.Effect<Outcome.Outcome, never, R> => {
+  if (stop === undefined) return work
+  if (StopSignal.isInterrupted(stop)) return Effect.sync(cut)
+  // `cut` runs once the race is over, after the interrupted work has finished its finalizers.
+  return Effect.map(StopSignal.raceInterrupt(stop, work), Option.getOrElse(cut))
+}
+
+/** @internal */
+export const callLlmStep = (options: CallOptions): Step<ChatModel> => {
+  const toolChoice = options.toolChoice ?? "auto"
+  const retry = options.retry
+  const stop = options.stop
+  const limits = limitsOf(options)
+  return make((chain) =>
+    chain.pendingToolCalls.length > 0 || chain.roundResults.length > 0
+      ? Effect.succeed(roundOpen(chain))
+      : unlessInterrupted(
+        stop,
+        generate(chain, compile(chain.toolkit).tools, toolChoice, retry, limits, true),
+        () => new Outcome.Pause(chain, stopRequested)
+      )
+  )
+}
+
+/**
+ * One model turn. The response is appended as an assistant message, its tool
+ * calls become the chain's pending calls, and `runCount` goes up by one. A
+ * model failure becomes an `Error` outcome carrying the chain as it was
+ * before the call. While the last turn's tool calls have no results, it does
+ * not call the model: it pauses for calls waiting for approval or an external
+ * result (as {@link checkAwaiting}), and otherwise ends with `InvalidInput`
+ * (run `executeTools` first). Use {@link callLlmWith} to set a tool choice or a retry
+ * schedule.
+ *
+ * @example
+ * ```ts
+ * import { Chain, Step } from "loopwork"
+ *
+ * const oneTurn = Step.start(Chain.make({ user: "Hi" })).pipe(Step.callLlm)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const callLlm: Step<ChatModel> = callLlmStep({})
+
+/**
+ * {@link callLlm} with options.
+ *
+ * @example
+ * ```ts
+ * import { Step } from "loopwork"
+ *
+ * const forced = Step.callLlmWith({ toolChoice: "required" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const callLlmWith = (options: CallOptions): Step<ChatModel> => {
+  const invalid = optionsProblem(options, "callLlmWith options")
+  return invalid === undefined ? callLlmStep(options) : refused(invalid)
+}
