@@ -17,7 +17,7 @@ import { LanguageModel, Prompt, Response, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import * as Parts from "./internal/parts.ts"
 import { redactSecrets } from "./internal/redact.ts"
-import { ModelCallFailed } from "./LoopError.ts"
+import { ModelCallFailed, ScriptExhausted } from "./LoopError.ts"
 
 /**
  * Which tools the model may or must call, as in `effect/ai`.
@@ -52,30 +52,10 @@ export interface GenerateRequest {
   readonly toolChoice: ToolChoice
 }
 
-/**
- * The scripted model was called more often than it has turns.
- *
- * @example
- * ```ts
- * import { ChatModel } from "loopwork"
- *
- * new ChatModel.ScriptExhausted({ scripted: 2, request: 3, lastMessage: "user: hi" }).message
- * ```
- *
- * @since 0.1.0
- */
-export class ScriptExhausted extends Schema.TaggedError<ScriptExhausted>()("ScriptExhausted", {
-  scripted: Schema.Number,
-  request: Schema.Number,
-  lastMessage: Schema.String
-}) {
-  override get message(): string {
-    return redactSecrets(
-      `The scripted model has ${this.scripted} turn(s) but received request #${this.request} ` +
-        `(last message: ${this.lastMessage}); add a turn to the script or find why the loop called the model again`
-    )
-  }
-}
+export {
+  /** The scripted model was called more often than it has turns (defined with the loop's other errors). */
+  ScriptExhausted
+} from "./LoopError.ts"
 
 /**
  * What a model call can fail with.

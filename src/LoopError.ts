@@ -373,6 +373,127 @@ export interface StepFailure {
 }
 
 /**
+ * The scripted model was called more often than it has turns.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.ScriptExhausted({ scripted: 2, request: 3, lastMessage: "user: hi" }).message
+ * ```
+ *
+ * @since 0.1.0
+ */
+export class ScriptExhausted extends Schema.TaggedError<ScriptExhausted>()("ScriptExhausted", {
+  scripted: Schema.Number,
+  request: Schema.Number,
+  lastMessage: Schema.String
+}) {
+  override get message(): string {
+    return redactSecrets(
+      `The scripted model has ${this.scripted} turn(s) but received request #${this.request} ` +
+        `(last message: ${this.lastMessage}); add a turn to the script or find why the loop called the model again`
+    )
+  }
+}
+
+/**
+ * A custom step's or mode's own failure (any tagged error that is not one of
+ * the loop's), as `Chain.run` reports it: `failure` is the original.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * new LoopError.StepFailed({ failure: { _tag: "AuditFailed", message: "the audit log is full" } }).message
+ * // "the audit log is full"
+ * ```
+ *
+ * @since 0.2.0
+ */
+export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
+  failure: Schema.declare((u): u is StepFailure => isStepFailure(u))
+}) {
+  /** The failure's own message (its tag is `failure._tag`). */
+  override get message(): string {
+    return redactSecrets(this.failure.message)
+  }
+}
+
+const isStepFailure = (u: unknown): u is StepFailure =>
+  typeof u === "object" && u !== null && typeof (u as StepFailure)._tag === "string" &&
+  typeof (u as StepFailure).message === "string"
+
+/**
+ * Why a run failed: one of the loop's errors, or `StepFailed` wrapping a
+ * custom step's own failure, so a `switch` on `_tag` is exhaustive.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * const retryable = (reason: LoopError.Reason): boolean => {
+ *   switch (reason._tag) {
+ *     case "ModelCallFailed":
+ *       return reason.retryable === true
+ *     case "MaxRunsExceeded":
+ *     case "MaxFailuresExceeded":
+ *     case "ToolNamesNotFound":
+ *     case "InvalidInput":
+ *     case "ToolCallFailed":
+ *     case "PolicyFailed":
+ *     case "ModeDidNotFinish":
+ *     case "ScriptExhausted":
+ *     case "StepFailed":
+ *       return false
+ *   }
+ * }
+ * ```
+ *
+ * @since 0.2.0
+ */
+export type Reason =
+  | ModelCallFailed
+  | ScriptExhausted
+  | MaxRunsExceeded
+  | MaxFailuresExceeded
+  | ToolNamesNotFound
+  | InvalidInput
+  | ToolCallFailed
+  | PolicyFailed
+  | ModeDidNotFinish
+  | StepFailed
+
+const reasons = [
+  ModelCallFailed,
+  MaxRunsExceeded,
+  MaxFailuresExceeded,
+  ToolNamesNotFound,
+  InvalidInput,
+  ToolCallFailed,
+  PolicyFailed,
+  ModeDidNotFinish
+] as const
+
+/**
+ * `failure` as a run's reason: itself when it is one of the loop's errors,
+ * otherwise wrapped in `StepFailed`.
+ *
+ * @example
+ * ```ts
+ * import { LoopError } from "loopwork"
+ *
+ * LoopError.reasonOf({ _tag: "AuditFailed", message: "full" })._tag // "StepFailed"
+ * ```
+ *
+ * @since 0.2.0
+ */
+export const reasonOf = (failure: StepFailure): Reason =>
+  failure instanceof ScriptExhausted || failure instanceof StepFailed || reasons.some((C) => failure instanceof C)
+    ? failure as Reason
+    : new StepFailed({ failure })
+
+/**
  * What `Chain.run` fails with: the error that ended the loop (`reason`) and
  * the chain at the point of failure, so nothing is lost.
  *
@@ -397,13 +518,11 @@ export interface StepFailure {
  * @since 0.1.0
  */
 export class RunError extends Schema.TaggedError<RunError>()("RunError", {
-  reason: Schema.declare((u): u is StepFailure =>
-    typeof u === "object" && u !== null && typeof (u as StepFailure)._tag === "string" &&
-    typeof (u as StepFailure).message === "string"
-  ),
+  // The loop's own errors (`reasonOf` wraps anything else in `StepFailed`).
+  reason: Schema.declare((u): u is Reason => isStepFailure(u)),
   chain: Schema.declare((u): u is Chain => isChain(u))
 }) {
-  constructor(props: { readonly reason: StepFailure; readonly chain: Chain }, options?: Schema.MakeOptions) {
+  constructor(props: { readonly reason: Reason; readonly chain: Chain }, options?: Schema.MakeOptions) {
     super(props, options)
     // Kept out of spreads and Object.keys, so a copy of the error (as Effect's Cause.prettyErrors makes) has no chain.
     hide(this, "reason")

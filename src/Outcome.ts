@@ -15,7 +15,8 @@
 import { Schema } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import type { StepFailure } from "./LoopError.ts"
-import { ToolCall } from "./ToolCall.ts"
+import type { Tool } from "effect/ai"
+import { ToolCall, type ToolResult } from "./ToolCall.ts"
 
 /**
  * Why a loop finished with `Ok`:
@@ -47,16 +48,47 @@ import { ToolCall } from "./ToolCall.ts"
  *
  * @since 0.1.0
  */
-export type OkReason =
-  | "done"
-  | "return-behavior"
-  | "tool-used"
-  | "step"
-  | "tools-succeeded"
-  | "direct-return"
-  | "max-runs"
-  | "final-answer"
-  | "no-tool-result"
+export type OkReason = keyof OkExtra
+
+/**
+ * What `extra` holds for each reason of `Ok`, so matching on `reason`
+ * narrows `extra`.
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const watched = (outcome: Outcome.Final) =>
+ *   outcome._tag === "Ok" && outcome.reason === "tool-used" ? outcome.extra.encoded : undefined
+ * ```
+ *
+ * @since 0.2.0
+ */
+export interface OkExtra {
+  /**
+   * The answer's text when the no-tool policy `"done"` ended the loop; a
+   * custom mode or step may put anything here.
+   */
+  readonly done: unknown
+  /** The returned round's results, in call order. */
+  readonly "return-behavior": ReadonlyArray<ToolResult>
+  /** The watched tool's result. */
+  readonly "tool-used": ToolResult
+  /** Nothing from `Mode.step`; a custom mode may put anything here. */
+  readonly step: unknown
+  readonly "tools-succeeded": unknown
+  /** The returned round's results, in call order. */
+  readonly "direct-return": ReadonlyArray<ToolResult>
+  /** The last response's text with `onMaxRuns: "stop"`; what a handler of yours put there otherwise. */
+  readonly "max-runs": unknown
+  /** The final answer's text. */
+  readonly "final-answer": string
+  /** What the no-tool policy supplied. */
+  readonly "no-tool-result": unknown
+}
+
+/** The tool records a chain's type carries. */
+type Tools = Record<string, Tool.Any>
 
 /**
  * Why a loop paused. Serializable, so it can be stored next to the chain.
@@ -106,10 +138,10 @@ export type PauseReason = typeof PauseReason.Type
  *
  * @since 0.1.0
  */
-export class Continue {
+export class Continue<T extends Tools = {}> {
   readonly _tag = "Continue" as const
-  readonly chain: Chain
-  constructor(chain: Chain) {
+  readonly chain: Chain<T>
+  constructor(chain: Chain<T>) {
     this.chain = chain
   }
 }
@@ -127,17 +159,32 @@ export class Continue {
  *
  * @since 0.1.0
  */
-export class Ok {
+export class Ok<Reason extends OkReason = OkReason, T extends Tools = {}> {
   readonly _tag = "Ok" as const
-  readonly chain: Chain
-  readonly reason: OkReason
-  readonly extra: unknown
-  constructor(chain: Chain, reason: OkReason, extra?: unknown) {
+  readonly chain: Chain<T>
+  readonly reason: Reason
+  readonly extra: OkExtra[Reason]
+  constructor(chain: Chain<T>, reason: Reason, extra?: OkExtra[Reason]) {
     this.chain = chain
     this.reason = reason
-    this.extra = extra
+    this.extra = extra as OkExtra[Reason]
   }
 }
+
+/**
+ * An `Ok` of any reason, as a union over the reasons, so that matching on
+ * `reason` narrows `extra` (see {@link OkExtra}).
+ *
+ * @example
+ * ```ts
+ * import { Outcome } from "loopwork"
+ *
+ * const results = (ok: Outcome.AnyOk) => ok.reason === "return-behavior" ? ok.extra.length : 0
+ * ```
+ *
+ * @since 0.2.0
+ */
+export type AnyOk<T extends Tools = {}> = { readonly [R in OkReason]: Ok<R, T> }[OkReason]
 
 /**
  * The loop stopped at a clean, resumable checkpoint.
@@ -152,11 +199,11 @@ export class Ok {
  *
  * @since 0.1.0
  */
-export class Pause {
+export class Pause<T extends Tools = {}> {
   readonly _tag = "Pause" as const
-  readonly chain: Chain
+  readonly chain: Chain<T>
   readonly reason: PauseReason
-  constructor(chain: Chain, reason: PauseReason) {
+  constructor(chain: Chain<T>, reason: PauseReason) {
     this.chain = chain
     this.reason = reason
   }
@@ -175,11 +222,11 @@ export class Pause {
  *
  * @since 0.1.0
  */
-export class Error {
+export class Error<T extends Tools = {}> {
   readonly _tag = "Error" as const
-  readonly chain: Chain
+  readonly chain: Chain<T>
   readonly error: StepFailure
-  constructor(chain: Chain, error: StepFailure) {
+  constructor(chain: Chain<T>, error: StepFailure) {
     this.chain = chain
     this.error = error
   }
@@ -197,7 +244,7 @@ export class Error {
  *
  * @since 0.1.0
  */
-export type Outcome = Continue | Ok | Pause | Error
+export type Outcome<T extends Tools = {}> = Continue<T> | AnyOk<T> | Pause<T> | Error<T>
 
 /**
  * An outcome that ends a loop.
@@ -211,10 +258,12 @@ export type Outcome = Continue | Ok | Pause | Error
  *
  * @since 0.1.0
  */
-export type Terminal = Ok | Pause | Error
+export type Terminal<T extends Tools = {}> = AnyOk<T> | Pause<T> | Error<T>
 
 /**
- * What `Chain.run` succeeds with: finished or paused.
+ * What `Chain.run` succeeds with: finished or paused. Its chain keeps the
+ * tool types of the chain that ran, so running it again requires the same
+ * handlers.
  *
  * @example
  * ```ts
@@ -225,7 +274,7 @@ export type Terminal = Ok | Pause | Error
  *
  * @since 0.1.0
  */
-export type Final = Ok | Pause
+export type Final<T extends Tools = {}> = AnyOk<T> | Pause<T>
 
 /**
  * `true` for `Ok`, `Pause` and `Error`.

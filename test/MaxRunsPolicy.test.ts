@@ -458,8 +458,9 @@ describe("onMaxRuns: a handler function", () => {
         onMaxRuns: (chain, info) => Effect.succeed(new Outcome.Error(chain, new BudgetExhausted({ runs: info.runs })))
       }).pipe(Effect.provide([model.layer, handlers.layer]), Effect.flip)
       expect(error._tag).toBe("RunError")
-      expect(error.reason).toBeInstanceOf(BudgetExhausted)
-      expect(error.reason._tag).toBe("BudgetExhausted")
+      // A custom error reaches the caller wrapped in StepFailed, so RunError.reason stays a closed union.
+      expect(error.reason._tag).toBe("StepFailed")
+      expect(error.reason._tag === "StepFailed" ? error.reason.failure : undefined).toBeInstanceOf(BudgetExhausted)
       expect(error.message).toBe("Budget exhausted after 2 model calls")
       expect(transcript(error.chain.messages)).toEqual(twoLookups)
       expect(model.calls).toBe(2)

@@ -14,7 +14,7 @@ import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
 import { eventStream } from "./eventStream.ts"
 import { checkFunction, checkObject, defaults, isPositiveInt, validateOptions, validateToolkit, whileChecked } from "./options.ts"
 import { withRunSpanIn } from "./tracing.ts"
-import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, RunError } from "../LoopError.ts"
+import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, reasonOf, RunError } from "../LoopError.ts"
 import type { External } from "../ExternalTool.ts"
 import type { Mode, Options } from "../Mode.ts"
 import * as Outcome from "../Outcome.ts"
@@ -86,14 +86,16 @@ export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFo
 export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(
   chain: Chain<Tools>,
   options: RunOptions<R, O>
-): Effect.Effect<Outcome.Final, RunError, R | HandlersOf<Tools>> =>
+): Effect.Effect<Outcome.Final<Tools>, RunError, R | HandlersOf<Tools>> =>
   Effect.flatMap(Effect.context<never>(), (context) => {
     const observer = Context.get(context, Observer)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
-    return withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, () => ({
+    const traced = withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, () => ({
       attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": erased.runCount }
     }))
+    // The outcome's chain continues the chain that ran (same toolkit), so it keeps its tool types.
+    return traced as Effect.Effect<Outcome.Final<Tools>, RunError>
   })
 
 /** What a `RunError` carries when `run` was not given a chain. */
@@ -126,14 +128,14 @@ const runCore = <R, O extends Options>(
     switch (outcome._tag) {
       case "Ok": {
         const chain = clearBudget(outcome.chain)
-        return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Ok(chain, outcome.reason, outcome.extra))
+        return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Ok(chain, outcome.reason, outcome.extra) as Outcome.AnyOk)
       }
       case "Pause": {
         const chain = keepBudget(outcome.chain, since)
         return Effect.succeed(chain === outcome.chain ? outcome : new Outcome.Pause(chain, outcome.reason))
       }
       case "Error":
-        return Effect.fail(new RunError({ reason: outcome.error, chain: clearBudget(outcome.chain) }))
+        return Effect.fail(new RunError({ reason: reasonOf(outcome.error), chain: clearBudget(outcome.chain) }))
       case "Continue":
         return Effect.fail(new RunError({ reason: new ModeDidNotFinish({}), chain: clearBudget(outcome.chain) }))
     }

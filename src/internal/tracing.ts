@@ -17,7 +17,7 @@
  * @internal
  */
 import { Cause, Context, Effect, References, Tracer } from "effect"
-import { RunError } from "../LoopError.ts"
+import { type Reason, RunError } from "../LoopError.ts"
 import { OmitContent } from "../Privacy.ts"
 import { failureMessage, omittedDetails } from "./contentFree.ts"
 import { redactSecrets } from "./redact.ts"
@@ -151,7 +151,8 @@ const spanWithErrorType = <A, E, R>(
 
 /** A run's failure as its span and its events see it with content omitted: the same tag and chain, a content-free message. */
 const concealRun = (error: RunError, cause: Cause.Cause<RunError>): RunError =>
-  new RunError({ reason: new StandIn(error.reason._tag, failureMessage(error.reason), cause), chain: error.chain })
+  // Only inside the span, and put back before anyone matches on the reason (`revealed`).
+  new RunError({ reason: new StandIn(error.reason._tag, failureMessage(error.reason), cause) as unknown as Reason, chain: error.chain })
 
 /**
  * A run (`core`), reported by `report` (its events; `undefined` when no one
