@@ -17,7 +17,7 @@ type Options
 import { CurrentRunBudget, exhausted } from "../runBudget.ts"
 import { callModel } from "../modelCall.ts"
 import * as Parts from "../parts.ts"
-import { compile } from "../toolExecutor.ts"
+import { compile } from "../tools/compile.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import { Observer } from "../../RunEvent.ts"

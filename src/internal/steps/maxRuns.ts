@@ -13,7 +13,7 @@ checkSince, defaults,
 type Options
 } from "../options.ts"
 import { guarded } from "../guarded.ts"
-import { compile } from "../toolExecutor.ts"
+import { compile } from "../tools/compile.ts"
 import { MaxRunsExceeded } from "../../LoopError.ts"
 import * as MaxRunsPolicy from "../../MaxRunsPolicy.ts"
 import * as Outcome from "../../Outcome.ts"

@@ -11,7 +11,7 @@ import {
 checkObject, checkReturnMemory, defaults,
 type Options
 } from "../options.ts"
-import { compile } from "../toolExecutor.ts"
+import { compile } from "../tools/compile.ts"
 import * as Outcome from "../../Outcome.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import type { ToolResult } from "../../ToolCall.ts"

@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
 import { AiError, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
-import { compile, runCall, runCalls } from "../src/internal/toolExecutor.ts"
+import { compile } from "../src/internal/tools/compile.ts"
+import { runCall, runCalls } from "../src/internal/tools/round.ts"
 import type { ToolResult } from "../src/ToolCall.ts"
 
 // -----------------------------------------------------------------------------
@@ -141,7 +142,7 @@ const ours = (name: string, params: unknown, id = "call_1") =>
 // tests
 // -----------------------------------------------------------------------------
 
-describe("toolExecutor.runCall keeps Toolkit.handle's semantics", () => {
+describe("runCall keeps Toolkit.handle's semantics", () => {
   it.effect("success: result and encoded equal Toolkit's result and encodedResult", () =>
     Effect.gen(function*() {
       const mine = yield* ours("parse", { n: "21" }, "c1")
@@ -386,7 +387,7 @@ describe("toolExecutor.runCall keeps Toolkit.handle's semantics", () => {
   })
 })
 
-describe("toolExecutor.runCalls", () => {
+describe("runCalls", () => {
   it.effect("returns results in call order with 'unbounded' concurrency even when earlier calls sleep longer", () =>
     Effect.gen(function*() {
       completed.length = 0

@@ -1,0 +1,75 @@
+/**
+ * A toolkit compiled once for the loop: per tool, its parameter decoder, its
+ * result and failure encoders, its ReturnBehavior, whether it is external and
+ * its timeout, all read from the tool once and cached weakly per toolkit, so
+ * a round looks a tool up by name and never re-derives a codec.
+ *
+ * @internal
+ */
+import { Duration, Effect, Schema } from "effect"
+import { Tool } from "effect/ai"
+import type { Toolkit } from "effect/ai"
+import * as ExternalTool from "../../ExternalTool.ts"
+import * as ReturnBehavior from "../../ReturnBehavior.ts"
+import * as ToolTimeout from "../../ToolTimeout.ts"
+
+type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+
+/** @internal */
+export interface CompiledTool {
+  readonly tool: Tool.Any
+  readonly behavior: ReturnBehavior.Kind
+  readonly external: boolean
+  readonly timeout: Duration.Duration | undefined
+  readonly decodeParameters: Codec
+  readonly encodeSuccess: Codec
+  readonly encodeFailure: Codec
+}
+
+/** @internal */
+export interface CompiledToolkit {
+  readonly tools: ReadonlyArray<Tool.Any>
+  readonly byName: ReadonlyMap<string, CompiledTool>
+  readonly available: string
+}
+
+const cache = new WeakMap<Toolkit.Any, CompiledToolkit>()
+
+const succeed: Codec = (u) => Effect.succeed(u)
+
+/** A declared timeout as a Duration; an invalid one is ignored here (`Chain.run` rejects it up front). */
+const timeoutOf = (tool: Tool.Any): Duration.Duration | undefined => {
+  const declared = ToolTimeout.of(tool)
+  if (declared === undefined) return undefined
+  const duration = Duration.fromInput(declared)
+  return duration._tag === "Some" && Duration.isGreaterThan(duration.value, Duration.zero) ? duration.value : undefined
+}
+
+const compileTool = (tool: Tool.Any): CompiledTool => {
+  return {
+    tool,
+    behavior: ReturnBehavior.of(tool),
+    external: ExternalTool.isExternal(tool),
+    timeout: timeoutOf(tool),
+    decodeParameters: Schema.isSchema(tool.parametersSchema)
+      ? Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)
+      : succeed,
+    encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>),
+    encodeFailure: Schema.encodeUnknownEffect(
+      Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown>
+    )
+  }
+}
+
+/** @internal */
+export const compile = (toolkit: Toolkit.Any): CompiledToolkit => {
+  let compiled = cache.get(toolkit)
+  if (compiled === undefined) {
+    const tools = Object.values(toolkit.tools)
+    const byName = new Map<string, CompiledTool>()
+    for (const tool of tools) byName.set(tool.name, compileTool(tool))
+    compiled = { tools, byName, available: tools.length === 0 ? "(none)" : tools.map((t) => t.name).join(", ") }
+    cache.set(toolkit, compiled)
+  }
+  return compiled
+}

@@ -1,0 +1,171 @@
+/**
+ * Runs a round of tool calls: every call settled at the run's concurrency,
+ * results back in call order, each call reported to the run's observer
+ * (started, then finished with its status and duration) and, when a tracing
+ * backend is installed, inside an `execute_tool` span. A result that could
+ * not be stored in a chain becomes a failed result in its place.
+ *
+ * @internal
+ */
+import { Clock, Context, Effect } from "effect"
+import type { Prompt } from "effect/ai"
+import { emitTo, isActive, Observer } from "../../RunEvent.ts"
+import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
+import * as JsonBounds from "../jsonBounds.ts"
+import { isTraced, spanText } from "../tracing.ts"
+import { settle } from "./call.ts"
+import type { CompiledToolkit } from "./compile.ts"
+import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
+import { Cut, Held, type Settled } from "./settled.ts"
+
+/**
+ * `settled`, or a failed result in its place when its value could not be
+ * stored (nested past the depth ceiling, cyclic, or not JSON): every result
+ * a chain keeps serialises.
+ *
+ * @internal
+ */
+export const storable = (settled: Settled): Settled => {
+  if (settled instanceof Held || settled instanceof Cut) return settled
+  const problem = JsonBounds.check(settled.encoded, JsonBounds.storedLimits)
+  if (problem === undefined) return settled
+  const message = `Tool '${settled.name}' returned a result that cannot be stored: it is ${JsonBounds.describe(problem)}`
+  return { id: settled.id, name: settled.name, isFailure: true, result: message, encoded: message, failureOrigin: "result" }
+}
+
+const statusOf = (settled: Settled) =>
+  settled instanceof Cut
+    ? "interrupted" as const
+    : settled instanceof Held
+    ? settled.state._tag === "AwaitingApproval" ? "awaiting-approval" as const : "awaiting-result" as const
+    : settled.rejected === true
+    ? "rejected" as const
+    : settled.isFailure
+    ? "failed" as const
+    : "succeeded" as const
+
+const annotateSettled = (settled: Settled): Effect.Effect<void> =>
+  Effect.annotateCurrentSpan("loopwork.tool.status", statusOf(settled))
+
+/** `settle`, reported to the round's observer: started, then finished with the status and duration. */
+const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: CallState | undefined) =>
+  Effect.gen(function*() {
+    yield* emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params })
+    // The clock is read after the start is reported: a slow consumer is not the tool's time.
+    const started = yield* Clock.currentTimeMillis
+    const settled = storable(yield* settle(ctx, call, state))
+    const durationMillis = (yield* Clock.currentTimeMillis) - started
+    const { id, name } = call
+    const status = statusOf(settled)
+    // Fields in the Schema's order, so the event equals its JSON round trip.
+    yield* emitTo(
+      observer,
+      settled instanceof Held || settled instanceof Cut
+        ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
+        : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
+    )
+    return settled
+  })
+
+/**
+ * Settles one call of a round inside an `execute_tool` span, reporting it to
+ * the observer. A call that still waits for a decision or a result is
+ * neither traced nor reported again.
+ */
+const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | undefined): Effect.Effect<Settled> => {
+  if (state !== undefined && (state._tag === "AwaitingApproval" || state._tag === "AwaitingResult")) {
+    return Effect.succeed(new Held(call, state))
+  }
+  const run = ctx.observer === undefined ? settle(ctx, call, state) : observed(ctx, ctx.observer, call, state)
+  if (!ctx.traced) return run
+  // The tool name and id come from the model: bounded and redacted before they reach a span.
+  return Effect.tap(run, annotateSettled).pipe(
+    Effect.withSpan(`execute_tool ${spanText(call.name)}`, {
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": spanText(call.name),
+        "gen_ai.tool.call.id": call.id
+      }
+    }, { captureStackTrace: false })
+  )
+}
+
+const emptyMessages: ReadonlyArray<Prompt.Message> = []
+const noStates: ReadonlyMap<string, CallState> = new Map()
+
+/**
+ * Runs one call with the default policy (every failure fed back). Used by
+ * the tests that compare against `Toolkit.handle`.
+ *
+ * @internal
+ */
+export const runCall = (
+  compiled: CompiledToolkit,
+  call: ToolCall,
+  services: Context.Context<never>
+): Effect.Effect<ToolResult> =>
+  Effect.flatMap(
+    settle({
+      compiled,
+      services,
+      messages: emptyMessages,
+      policy: defaultPolicy,
+      log: { fails: [], edits: new Map() },
+      observer: undefined,
+      traced: false,
+      states: noStates
+    }, call, undefined),
+    (settled) =>
+      settled instanceof Held || settled instanceof Cut
+        ? Effect.die(new Error(`runCall: call ${call.id} was held`))
+        : Effect.succeed(settled)
+  )
+
+/**
+ * Runs a round of calls; what each call settled to comes back in call order
+ * whatever the concurrency, with the round's log.
+ *
+ * @internal
+ */
+export const runRound = (
+  compiled: CompiledToolkit,
+  calls: ReadonlyArray<ToolCall>,
+  states: ReadonlyMap<string, CallState>,
+  messages: ReadonlyArray<Prompt.Message>,
+  policy: RoundPolicy
+): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
+  Effect.contextWith((services: Context.Context<never>) => {
+    const log: RoundLog = { fails: [], edits: new Map() }
+    const observer = Context.get(services, Observer)
+    const ctx: RoundContext = {
+      compiled,
+      services,
+      messages,
+      policy,
+      log,
+      observer: isActive(observer) ? observer : undefined,
+      traced: isTraced(services),
+      states
+    }
+    const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
+    const settled = calls.length === 1
+      ? Effect.map(one(calls[0]), (only) => [only])
+      : Effect.forEach(calls, one, { concurrency: policy.concurrency })
+    return Effect.map(settled, (all) => ({ settled: all, log }))
+  })
+
+/**
+ * Runs a round of calls with the default policy and returns the results in
+ * call order.
+ *
+ * @internal
+ */
+export const runCalls = (
+  compiled: CompiledToolkit,
+  calls: ReadonlyArray<ToolCall>,
+  concurrency: number | "unbounded"
+): Effect.Effect<ReadonlyArray<ToolResult>> =>
+  Effect.map(
+    runRound(compiled, calls, noStates, emptyMessages, { ...defaultPolicy, concurrency }),
+    ({ settled }) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
+  )
