@@ -16,8 +16,8 @@ import { Effect, type Layer } from "effect"
 import { Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel } from "../ChatModel.ts"
-import { AgentOptions } from "../internal/ensemble/agentConfig.ts"
-import { decode } from "../internal/ensemble/rules.ts"
+import { AgentOptions } from "./internal/agentConfig.ts"
+import { decode } from "./internal/rules.ts"
 import type { ValidationError } from "./EnsembleError.ts"
 
 /**

@@ -40,37 +40,22 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Predicate, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import type { Tool } from "effect/ai"
 import type * as Chain from "../Chain.ts"
-import { ChatModel } from "../ChatModel.ts"
-import * as Budget from "../internal/ensemble/budget.ts"
-import { type Delegations, runAgent } from "../internal/ensemble/delegation.ts"
-import { validate, type ValidConfig } from "../internal/ensemble/ensembleConfig.ts"
-import * as Guard from "../internal/ensemble/guard.ts"
+import type { ChatModel } from "../ChatModel.ts"
 import { eventStream } from "../internal/eventStream.ts"
-import { hierarchical } from "../internal/ensemble/hierarchical.ts"
-import { type ErrorStrategy, parallel } from "../internal/ensemble/parallel.ts"
-import { inputs as inputsRule, isCount, show } from "../internal/ensemble/rules.ts"
-import type { ResolvedTask, TaskFailure } from "../internal/ensemble/runTask.ts"
-import { sequential } from "../internal/ensemble/sequential.ts"
+import * as Internal from "./internal/ensemble.ts"
+import type { ErrorStrategy } from "./internal/parallel.ts"
+import { isCount } from "./internal/rules.ts"
+import * as Run from "./internal/run.ts"
+import { validate } from "./internal/ensembleConfig.ts"
 import type * as Agent from "./Agent.ts"
-import {
-  type BudgetExceededError,
-  ConstraintViolationError,
-  type EnsembleError,
-  ParallelExecutionError,
-  PromptTemplateError,
-  TaskExecutionError,
-  ValidationError
-} from "./EnsembleError.ts"
-import type { DelegationRecord } from "./Delegation.ts"
-import { type EnsembleEvent, publish, Sink } from "./EnsembleEvent.ts"
-import * as ExternalTool from "../ExternalTool.ts"
+import { type EnsembleError, ValidationError } from "./EnsembleError.ts"
+import { type EnsembleEvent, Sink } from "./EnsembleEvent.ts"
 import type * as HierarchicalConstraints from "./HierarchicalConstraints.ts"
 import type { Task } from "./Task.ts"
-import type { EnsembleOutput, TaskOutput } from "./TaskOutput.ts"
-import * as Template from "./Template.ts"
+import type { EnsembleOutput } from "./TaskOutput.ts"
 import type { Workflow } from "./Workflow.ts"
 
 /**
@@ -102,31 +87,7 @@ export type HandlersOfAgent<A> = A extends { readonly "~tools"?: infer Tools }
  *
  * @since 0.1.0
  */
-export interface Ensemble<R = never> {
-  readonly _tag: "Ensemble"
-  readonly agents: ReadonlyArray<Agent.Any>
-  readonly tasks: ReadonlyArray<Task>
-  readonly workflow: Workflow
-  /** Inputs set at build time; `run(inputs)` overrides them key by key. */
-  readonly inputs: Readonly<Record<string, string>>
-  /** Log each task's start and end at INFO level. */
-  readonly verbose: boolean
-  /** PARALLEL: tasks running at once. */
-  readonly concurrency: number | "unbounded"
-  /** PARALLEL: what a failure does to the rest of the run. */
-  readonly onError: ErrorStrategy
-  /** HIERARCHICAL: the constraints on the manager's delegations. */
-  readonly constraints: HierarchicalConstraints.HierarchicalConstraints
-  /** HIERARCHICAL: the manager's model (default: the ensemble's `ChatModel`). */
-  readonly managerLlm: Layer.Layer<ChatModel> | undefined
-  /** HIERARCHICAL: the manager's model calls before its final answer. */
-  readonly managerMaxIterations: number
-  /** How deep peer delegation may go (> 0). */
-  readonly maxDelegationDepth: number
-  /** Model calls one run may make, all agents together (> 0). */
-  readonly maxModelCalls: number
-  /** Delegations one run may make, manager and peer together (> 0). */
-  readonly maxDelegations: number
+export interface Ensemble<R = never> extends Internal.Fields {
   /** Phantom: the requirements of a run. */
   readonly "~requirements"?: R
 }
@@ -196,17 +157,7 @@ export interface Config<Agents extends ReadonlyArray<Agent.Any>> {
  *
  * @since 0.1.0
  */
-export const defaults = {
-  workflow: "SEQUENTIAL",
-  concurrency: "unbounded",
-  onError: "fail-fast",
-  managerMaxIterations: 20,
-  maxDelegationDepth: 3,
-  maxModelCalls: 500,
-  maxDelegations: 50
-} as const
-
-const fail = (message: string) => Effect.fail(new ValidationError({ message }))
+export const defaults = Internal.defaults
 
 /**
  * Checks the configuration and returns an ensemble. Fails with
@@ -241,193 +192,7 @@ const fail = (message: string) => Effect.fail(new ValidationError({ message }))
 export const make = <const Agents extends ReadonlyArray<Agent.Any>>(
   config: Config<Agents>
 ): Effect.Effect<Ensemble<HandlersOfAgent<Agents[number]>>, ValidationError> =>
-  Effect.map(validate(config), build<HandlersOfAgent<Agents[number]>>)
-
-/** A frozen ensemble of a checked config, defaults filled in. */
-const build = <R>(valid: ValidConfig): Ensemble<R> =>
-  Object.freeze({
-    _tag: "Ensemble",
-    agents: Object.freeze([...valid.agents]),
-    tasks: Object.freeze([...valid.tasks]),
-    workflow: valid.workflow ?? defaults.workflow,
-    inputs: Object.freeze({ ...valid.inputs }),
-    verbose: valid.verbose ?? false,
-    concurrency: valid.concurrency ?? defaults.concurrency,
-    onError: valid.onError ?? defaults.onError,
-    constraints: valid.constraints ?? {},
-    managerLlm: valid.managerLlm,
-    managerMaxIterations: valid.managerMaxIterations ?? defaults.managerMaxIterations,
-    maxDelegationDepth: valid.maxDelegationDepth ?? defaults.maxDelegationDepth,
-    maxModelCalls: valid.maxModelCalls ?? defaults.maxModelCalls,
-    maxDelegations: valid.maxDelegations ?? defaults.maxDelegations
-  })
-
-/** Fills every task's templates; all missing variables are reported together. */
-const resolveAll = (
-  tasks: ReadonlyArray<Task>,
-  inputs: ReadonlyMap<string, string>
-): Effect.Effect<ReadonlyMap<Task, ResolvedTask>, PromptTemplateError> => {
-  const missing: Array<string> = []
-  let firstTemplate: string | undefined
-  for (const task of tasks) {
-    for (const template of [task.description, task.expectedOutput]) {
-      const absent = Template.variables(template).filter((name) => !inputs.has(name))
-      if (absent.length > 0) firstTemplate ??= template
-      for (const name of absent) if (!missing.includes(name)) missing.push(name)
-    }
-  }
-  if (missing.length > 0) return Effect.fail(new PromptTemplateError({ missing, template: firstTemplate! }))
-  return Effect.map(
-    Effect.forEach(tasks, (task) =>
-      Effect.all({
-        description: Template.resolve(task.description, inputs),
-        expectedOutput: Template.resolve(task.expectedOutput, inputs)
-      }).pipe(Effect.map((resolved): readonly [Task, ResolvedTask] => [task, {
-        ...resolved,
-        agent: task.agent,
-        outputType: task.outputType,
-        maxOutputRetries: task.maxOutputRetries
-      }]))),
-    (entries) => new Map(entries)
-  )
-}
-
-/** Runs the ensemble's workflow; pairs each output with its task (none for manager and delegated work). */
-const workflowOf = (
-  ensemble: Ensemble<unknown>,
-  resolved: ReadonlyMap<Task, ResolvedTask>,
-  d: Delegations,
-  runRoot: (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => Effect.Effect<TaskOutput, TaskFailure, ChatModel>
-): Effect.Effect<
-  ReadonlyArray<readonly [Task | undefined, TaskOutput]>,
-  TaskExecutionError | ParallelExecutionError | ConstraintViolationError,
-  ChatModel
-> => {
-  if (ensemble.workflow === "PARALLEL") {
-    return parallel(ensemble.tasks, resolved, { concurrency: ensemble.concurrency, onError: ensemble.onError }, runRoot)
-  }
-  if (ensemble.workflow === "SEQUENTIAL") return sequential(ensemble.tasks, resolved, runRoot)
-  const position = new Map(ensemble.tasks.map((task, index) => [task, index]))
-  const plan = ensemble.tasks.map((task) => ({
-    resolved: resolved.get(task)!,
-    context: task.context.flatMap((dependency) => {
-      const at = position.get(dependency)
-      return at === undefined ? [] : [at]
-    })
-  }))
-  return Effect.map(
-    hierarchical(d, plan, { llm: ensemble.managerLlm, maxIterations: ensemble.managerMaxIterations }),
-    (outputs) => outputs.map((output) => [undefined, output] as const)
-  )
-}
-
-type RunError = TaskExecutionError | ParallelExecutionError | ConstraintViolationError
-
-/** The error of a failed run: `BudgetExceededError` once a budget ran out, else the workflow's with the delegation records. */
-const runError = (error: RunError, d: Delegations): RunError | BudgetExceededError =>
-  d.budget.exceeded === undefined
-    ? withDelegations(error, d.records)
-    : Budget.exceededError(d.budget, d.budget.exceeded, error.completedOutputs, d.records)
-
-/** The error of a failed run, with the run's delegation records attached. */
-const withDelegations = (error: RunError, delegations: ReadonlyArray<DelegationRecord>): RunError => {
-  switch (error._tag) {
-    case "TaskExecutionError":
-      return new TaskExecutionError({
-        taskDescription: error.taskDescription,
-        agentRole: error.agentRole,
-        reason: error.reason,
-        completedOutputs: error.completedOutputs,
-        delegations
-      })
-    case "ParallelExecutionError":
-      return new ParallelExecutionError({
-        failures: error.failures,
-        skipped: error.skipped,
-        completedOutputs: error.completedOutputs,
-        delegations
-      })
-    case "ConstraintViolationError":
-      return new ConstraintViolationError({
-        violations: error.violations,
-        completedOutputs: error.completedOutputs,
-        delegations
-      })
-  }
-}
-
-/** Every tool of the agents needs a handler in the run's context (external tools excepted). */
-const checkHandlers = (
-  agents: ReadonlyArray<Agent.Any>,
-  services: Context.Context<never>
-): Effect.Effect<void, ValidationError> => {
-  for (const agent of agents) {
-    for (const tool of Object.values(agent.toolkit.tools)) {
-      if (ExternalTool.isExternal(tool) || services.mapUnsafe.has(tool.id)) continue
-      return fail(
-        `Agent '${agent.role}' has tool '${tool.name}' but no handler for it: provide its handlers with toolkit.toLayer({ ${tool.name}: ... })`
-      )
-    }
-  }
-  return Effect.void
-}
-
-/**
- * Checks what `run` was given, which may come from JavaScript: an ensemble
- * made by `make` (checked again, so a hand-built or changed one gets the same
- * rules) and inputs that are strings by name. The inputs, on top of the
- * ensemble's own, become a `Map`: a name like `constructor` or `__proto__`
- * is an input like any other, never a property of an object.
- */
-const checkRun = <R>(
-  ensemble: Ensemble<R>,
-  inputs: unknown
-): Effect.Effect<{ readonly ensemble: Ensemble<R>; readonly inputs: ReadonlyMap<string, string> }, ValidationError> => {
-  if (!Predicate.isTagged(ensemble, "Ensemble")) {
-    return fail(`Ensemble.run expects an ensemble made by Ensemble.make, got: ${show(ensemble)}`)
-  }
-  const wrong = inputsRule("Ensemble.run inputs")(inputs)
-  if (wrong !== undefined) return fail(wrong)
-  return Effect.map(validate(ensemble), (valid) => ({
-    ensemble: build<R>(valid),
-    inputs: new Map([
-      ...Object.entries(valid.inputs ?? {}),
-      ...Object.entries((inputs ?? {}) as Readonly<Record<string, string>>)
-    ])
-  }))
-}
-
-/**
- * What one run shares (see `Delegations`): each distinct model layer (the
- * agents' and the manager's) built once, every model — these and the
- * ensemble's `ChatModel` — counted against the run's budget, the guard of
- * its constraints, and its delegation records.
- */
-const prepare = (ensemble: Ensemble<unknown>): Effect.Effect<Delegations, never, ChatModel | Scope.Scope> =>
-  Effect.gen(function*() {
-    const budget = Budget.make(ensemble)
-    const counted = (built: Context.Context<ChatModel>) =>
-      Context.add(built, ChatModel, Budget.counted(budget, Context.get(built, ChatModel)))
-    const models = new Map<Layer.Layer<ChatModel>, Context.Context<ChatModel>>()
-    const manager = ensemble.workflow === "HIERARCHICAL" ? [ensemble.managerLlm] : []
-    for (const llm of [...ensemble.agents.map((agent) => agent.llm), ...manager]) {
-      if (llm !== undefined && !models.has(llm)) models.set(llm, counted(yield* Layer.build(llm)))
-    }
-    const context = yield* Effect.context<ChatModel>()
-    // Without an ensemble ChatModel (every agent brings its own), there is nothing to count.
-    const services = Option.isSome(Context.getOption(context, ChatModel)) ? counted(context) : context
-    return {
-      agents: ensemble.agents,
-      maxDepth: ensemble.maxDelegationDepth,
-      records: [],
-      services,
-      models,
-      verbose: ensemble.verbose,
-      counters: { peerToolCalls: 0 },
-      guard: ensemble.workflow === "HIERARCHICAL" ? Guard.make(ensemble.constraints) : Guard.open,
-      budget
-    }
-  })
+  Effect.map(validate(config), Internal.build)
 
 /**
  * Runs an ensemble: checks the ensemble and `inputs`, fills the templates
@@ -459,47 +224,7 @@ const prepare = (ensemble: Ensemble<unknown>): Effect.Effect<Delegations, never,
 export const run = <R>(
   given: Ensemble<R>,
   inputs: Readonly<Record<string, string>> = {}
-): Effect.Effect<EnsembleOutput, EnsembleError, ChatModel | R> =>
-  Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
-    const checked = yield* checkRun(given, inputs)
-    const ensemble = checked.ensemble
-    const used = new Set(ensemble.tasks.map((task) => task.agent))
-    for (const agent of ensemble.agents) {
-      if (!used.has(agent)) yield* Effect.logWarning(`Agent '${agent.role}' is not used by any task`)
-    }
-    const resolved = yield* resolveAll(ensemble.tasks, checked.inputs)
-    yield* checkHandlers(ensemble.agents, yield* Effect.context<never>())
-    const d = yield* prepare(ensemble)
-    const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
-    const pairs = yield* workflowOf(ensemble, resolved, d, runRoot).pipe(
-      Effect.provide(d.services),
-      Effect.mapError((error) => runError(error, d))
-    )
-    const taskOutputs = pairs.map(([, output]) => output)
-    if (d.budget.exceeded !== undefined) {
-      return yield* Budget.exceededError(d.budget, d.budget.exceeded, taskOutputs, d.records)
-    }
-    const finished = yield* Clock.currentTimeMillis
-    let totalToolCalls = d.counters.peerToolCalls
-    for (const output of taskOutputs) totalToolCalls += output.toolCallCount
-    // The final task's output: the last in the list (for PARALLEL, outputs are in completion order).
-    const last = ensemble.tasks[ensemble.tasks.length - 1]
-    // HIERARCHICAL: the manager's synthesis, which comes last.
-    const final = pairs.find(([task]) => task !== undefined && task === last)?.[1] ?? taskOutputs[taskOutputs.length - 1]
-    const output: EnsembleOutput = {
-      raw: final.raw,
-      taskOutputs,
-      totalDuration: Duration.millis(finished - started),
-      totalToolCalls,
-      delegations: d.records
-    }
-    yield* publish({ _tag: "EnsembleCompleted", output })
-    return output
-  }).pipe(
-    Effect.scoped,
-    Effect.tapError((error) => publish({ _tag: "EnsembleFailed", error: error._tag, message: error.message }))
-  )
+): Effect.Effect<EnsembleOutput, EnsembleError, ChatModel | R> => Run.run(given, inputs)
 
 /**
  * Runs an ensemble as {@link run} does, as a `Stream` of its events: tasks

@@ -32,11 +32,11 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
-import { ensembleEventWithoutContent } from "../internal/ensemble/eventContent.ts"
-import { EnsembleEvent } from "../internal/ensemble/events.ts"
+import { ensembleEventWithoutContent } from "./internal/eventContent.ts"
+import { EnsembleEvent } from "./internal/events.ts"
 import { OmitContent } from "../Privacy.ts"
 
-export { EnsembleEvent } from "../internal/ensemble/events.ts"
+export { EnsembleEvent } from "./internal/events.ts"
 
 /**
  * Where events go. The default drops them.

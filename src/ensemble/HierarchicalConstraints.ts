@@ -25,7 +25,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import { type Check, count, isRecord, list, optional, problem, show } from "../internal/ensemble/rules.ts"
+import { type Check, count, isRecord, list, optional, problem, show } from "./internal/rules.ts"
 import * as Role from "./Role.ts"
 
 /**

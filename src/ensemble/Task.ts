@@ -15,8 +15,8 @@
  * @since 0.1.0
  */
 import { Effect, type Schema } from "effect"
-import { decode } from "../internal/ensemble/rules.ts"
-import { TaskOptions } from "../internal/ensemble/taskConfig.ts"
+import { decode } from "./internal/rules.ts"
+import { TaskOptions } from "./internal/taskConfig.ts"
 import type { Any as AnyAgent } from "./Agent.ts"
 import type { ValidationError } from "./EnsembleError.ts"
 

@@ -10,9 +10,9 @@
  */
 import { Effect, Stream } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
-import type { DelegationRecord } from "../../ensemble/Delegation.ts"
-import { BudgetExceededError } from "../../ensemble/EnsembleError.ts"
-import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import type { DelegationRecord } from "../Delegation.ts"
+import { BudgetExceededError } from "../EnsembleError.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
 
 /** @internal which budget a run used up */

@@ -12,14 +12,14 @@ import type { Toolkit } from "effect/ai"
 import * as Chain from "../../Chain.ts"
 import { ChatModel } from "../../ChatModel.ts"
 import * as Mode from "../../Mode.ts"
-import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
-import * as AgentPrompt from "../../ensemble/AgentPrompt.ts"
-import { isWatched, publish, Sink } from "../../ensemble/EnsembleEvent.ts"
+import type { Any as AnyAgent } from "../Agent.ts"
+import * as AgentPrompt from "../AgentPrompt.ts"
+import { isWatched, publish, Sink } from "../EnsembleEvent.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { Observer } from "../../RunEvent.ts"
-import { messageOf } from "../describe.ts"
-import { forLog } from "../redact.ts"
-import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { messageOf } from "../../internal/describe.ts"
+import { forLog } from "../../internal/redact.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
 
 /** @internal a task with its templates filled */
 export interface ResolvedTask {
@@ -174,7 +174,21 @@ export const runTask = (
       ...(jsonSchema === undefined ? {} : { jsonSchema })
     })
   }).copy({ toolkit }) // handlers: required by Ensemble.run's type, resolved at run time
-  const work = Effect.gen(function*() {
+  const observed = observe(task, work(task, chain, system, jsonSchema))
+  if (agent.llm === undefined) return observed
+  const built = models?.get(agent.llm)
+  return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)
+}
+
+/** The agent's run of the task's chain, then the decoded answer (for an `outputType`) and the task's output. */
+const work = (
+  task: ResolvedTask,
+  chain: Chain.Chain,
+  system: string,
+  jsonSchema: unknown
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
+  Effect.gen(function*() {
+    const agent = task.agent
     const started = yield* Clock.currentTimeMillis
     if (agent.verbose) {
       const omit = yield* OmitContent
@@ -194,20 +208,7 @@ export const runTask = (
         typeof r.encoded === "string" ? r.encoded : JSON.stringify(r.encoded)
       ).join("\n\n")
       : Chain.text(outcome.chain)
-    for (const message of outcome.chain.messages) {
-      if (message.role !== "tool") continue
-      for (const part of message.content) {
-        if (part.type !== "tool-result") continue
-        yield* publish({
-          _tag: "ToolCalled",
-          agentRole: agent.role,
-          taskDescription: task.description,
-          tool: part.name,
-          callId: part.id,
-          isFailure: part.isFailure
-        })
-      }
-    }
+    yield* publishToolCalls(task, outcome.chain)
     const result = task.outputType === undefined
       ? { raw: text, parsed: undefined }
       : yield* structured(task, system, task.outputType, jsonSchema, text)
@@ -224,8 +225,36 @@ export const runTask = (
     }
     return output
   })
-  const observed = publish({ _tag: "TaskStarted", taskDescription: task.description, agentRole: agent.role }).pipe(
-    Effect.andThen(reportingRuns(work, agent.role, task.description)),
+
+/** A `ToolCalled` event for each tool result of the agent's run, in order. */
+const publishToolCalls = (task: ResolvedTask, chain: Chain.Chain): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    for (const message of chain.messages) {
+      if (message.role !== "tool") continue
+      for (const part of message.content) {
+        if (part.type !== "tool-result") continue
+        yield* publish({
+          _tag: "ToolCalled",
+          agentRole: task.agent.role,
+          taskDescription: task.description,
+          tool: part.name,
+          callId: part.id,
+          isFailure: part.isFailure
+        })
+      }
+    }
+  })
+
+/**
+ * The task's work between `TaskStarted` and `TaskCompleted` / `TaskFailed`,
+ * its agent's runs reported live; a defect fails the task.
+ */
+const observe = (
+  task: ResolvedTask,
+  work: Effect.Effect<TaskOutput, TaskFailure, ChatModel>
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
+  publish({ _tag: "TaskStarted", taskDescription: task.description, agentRole: task.agent.role }).pipe(
+    Effect.andThen(reportingRuns(work, task.agent.role, task.description)),
     // A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
     Effect.catchDefect((defect) =>
       Effect.fail(new TaskFailure(`unexpected error: ${messageOf(defect)}`))
@@ -234,19 +263,15 @@ export const runTask = (
       publish({
         _tag: "TaskCompleted",
         taskDescription: task.description,
-        agentRole: agent.role,
+        agentRole: task.agent.role,
         durationMillis: Duration.toMillis(output.duration),
         toolCallCount: output.toolCallCount
       })
     ),
     Effect.tapError((failure) =>
-      publish({ _tag: "TaskFailed", taskDescription: task.description, agentRole: agent.role, reason: failure.reason })
+      publish({ _tag: "TaskFailed", taskDescription: task.description, agentRole: task.agent.role, reason: failure.reason })
     )
   )
-  if (agent.llm === undefined) return observed
-  const built = models?.get(agent.llm)
-  return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)
-}
 
 /**
  * `work` with its chain runs reported live to the ensemble's sink as

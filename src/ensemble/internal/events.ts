@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { RunEvent } from "../../RunEvent.ts"
-import { EnsembleOutput } from "../../ensemble/TaskOutput.ts"
+import { EnsembleOutput } from "../TaskOutput.ts"
 
 /**
  * Any event.

@@ -8,8 +8,8 @@
  */
 import { Predicate, Schema } from "effect"
 import { Tool } from "effect/ai"
-import type { Any as AnyAgent } from "../../ensemble/Agent.ts"
-import { messageOf } from "../describe.ts"
+import type { Any as AnyAgent } from "../Agent.ts"
+import { messageOf } from "../../internal/describe.ts"
 import { agentProblem } from "./agentConfig.ts"
 import { type Check, count, isNonBlank, list, missingField, optional, problem, required, show } from "./rules.ts"
 

@@ -15,10 +15,10 @@
  *
  * @internal
  */
-import type { DelegationRecord } from "../../ensemble/Delegation.ts"
+import type { DelegationRecord } from "../Delegation.ts"
 import type { EnsembleEvent } from "./events.ts"
-import type { EnsembleOutput, TaskOutput } from "../../ensemble/TaskOutput.ts"
-import { generic, omittedDetails, runEventWithoutContent } from "../contentFree.ts"
+import type { EnsembleOutput, TaskOutput } from "../TaskOutput.ts"
+import { generic, omittedDetails, runEventWithoutContent } from "../../internal/contentFree.ts"
 
 const taskOutputWithoutContent = (output: TaskOutput): TaskOutput => ({
   raw: "",

@@ -11,10 +11,10 @@
 import { Clock, Effect, type Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
-import type * as Agent from "../../ensemble/Agent.ts"
-import { ConstraintViolationError, TaskExecutionError } from "../../ensemble/EnsembleError.ts"
-import * as Role from "../../ensemble/Role.ts"
-import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import type * as Agent from "../Agent.ts"
+import { ConstraintViolationError, TaskExecutionError } from "../EnsembleError.ts"
+import * as Role from "../Role.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
 import {
   availableRoles,
   DelegateParameters,
@@ -95,6 +95,14 @@ const managerTask = (tasks: ReadonlyArray<PlannedTask>, manager: Agent.Any): Res
   maxOutputRetries: 0
 })
 
+/** What the manager's delegations have produced so far. */
+interface Progress {
+  /** Every worker output, in completion order. */
+  readonly workerOutputs: Array<TaskOutput>
+  /** The latest output of each task of the list, by position. */
+  readonly taskOutputs: Map<number, TaskOutput>
+}
+
 /** @internal */
 export const hierarchical = (
   d: Delegations,
@@ -102,60 +110,10 @@ export const hierarchical = (
   options: ManagerOptions
 ): Effect.Effect<ReadonlyArray<TaskOutput>, TaskExecutionError | ConstraintViolationError, ChatModel> =>
   Effect.gen(function*() {
-    const workerOutputs: Array<TaskOutput> = []
-    /** The latest output of each task of the list, by position. */
-    const taskOutputs = new Map<number, TaskOutput>()
-    const isTaskNumber = (n: number | undefined): n is number =>
-      n !== undefined && Number.isInteger(n) && n >= 1 && n <= tasks.length
-
-    const delegateTask = (params: typeof DelegateTaskParameters.Type): Effect.Effect<string, string> =>
-      Effect.gen(function*() {
-        const started = yield* Clock.currentTimeMillis
-        const number = params.taskNumber
-        // A numbered task keeps its own settings: expected output, outputType and retries, and the
-        // outputs of its context tasks that are done. The request shows what the worker is held to.
-        const planned = isTaskNumber(number) ? tasks[number - 1] : undefined
-        const base = {
-          kind: "manager" as const,
-          delegatingRole: managerRole,
-          depth: 0,
-          request: request(yield* uuid, params.agentRole, params.taskDescription, planned?.resolved)
-        }
-        const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
-        if (params.agentRole.trim().length === 0) return yield* blocked("Error: agentRole must not be blank.")
-        if (params.taskDescription.trim().length === 0) return yield* blocked("Error: taskDescription must not be blank.")
-        const worker = d.agents.find((agent) => Role.same(agent.role, params.agentRole))
-        if (worker === undefined) {
-          return yield* blocked(`No agent found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
-        }
-        if (number !== undefined && planned === undefined) {
-          return yield* blocked(`Error: taskNumber must be a task number from 1 to ${tasks.length}, got: ${number}`)
-        }
-        const rejected = d.guard.refuse(worker)
-        if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
-        d.guard.approve(worker)
-        const work: ResolvedTask = planned === undefined
-          ? {
-            description: params.taskDescription,
-            expectedOutput: "Complete the assigned task thoroughly",
-            agent: worker,
-            outputType: undefined,
-            maxOutputRetries: 0
-          }
-          : { ...planned.resolved, description: params.taskDescription, agent: worker }
-        const context = planned === undefined ? [] : planned.context.flatMap((at) => {
-          const output = taskOutputs.get(at)
-          return output === undefined ? [] : [output]
-        })
-        return yield* runDelegated(d, base, work, context, 1, started, `Worker '${worker.role}' failed`, (output) => {
-          d.guard.complete(worker)
-          workerOutputs.push(output)
-          if (number !== undefined) taskOutputs.set(number - 1, output)
-        })
-      })
-
+    const progress: Progress = { workerOutputs: [], taskOutputs: new Map() }
+    const workerOutputs = progress.workerOutputs
     const manager = managerAgent(d.agents, options)
-    const layer = managerToolkit.toLayer({ delegateTask })
+    const layer = managerToolkit.toLayer({ delegateTask: delegateTask(d, tasks, progress) })
     const coordinate = managerTask(tasks, manager)
     const managerOutput = yield* logged(d, coordinate, runTask(coordinate, [], managerToolkit, d.models)).pipe(
       Effect.provide(layer),
@@ -172,4 +130,68 @@ export const hierarchical = (
     const violations = d.guard.missing().map((role) => `Required worker '${role}' was not delegated to during this run.`)
     if (violations.length > 0) return yield* new ConstraintViolationError({ violations, completedOutputs: outputs })
     return outputs
+  })
+
+/**
+ * The handler of the manager's `delegateTask` tool: checks the request and
+ * the run's guard (a blocked attempt is recorded and returned to the manager
+ * as the tool's result), then runs the worker on the task and records its
+ * output in `progress`.
+ */
+const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progress: Progress) => {
+  const isTaskNumber = (n: number | undefined): n is number =>
+    n !== undefined && Number.isInteger(n) && n >= 1 && n <= tasks.length
+  return (params: typeof DelegateTaskParameters.Type): Effect.Effect<string, string> =>
+    Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      const number = params.taskNumber
+      // A numbered task keeps its own settings: expected output, outputType and retries, and the
+      // outputs of its context tasks that are done. The request shows what the worker is held to.
+      const planned = isTaskNumber(number) ? tasks[number - 1] : undefined
+      const base = {
+        kind: "manager" as const,
+        delegatingRole: managerRole,
+        depth: 0,
+        request: request(yield* uuid, params.agentRole, params.taskDescription, planned?.resolved)
+      }
+      const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
+      if (params.agentRole.trim().length === 0) return yield* blocked("Error: agentRole must not be blank.")
+      if (params.taskDescription.trim().length === 0) return yield* blocked("Error: taskDescription must not be blank.")
+      const worker = d.agents.find((agent) => Role.same(agent.role, params.agentRole))
+      if (worker === undefined) {
+        return yield* blocked(`No agent found with role '${params.agentRole}'. Available roles: ${availableRoles(d)}`)
+      }
+      if (number !== undefined && planned === undefined) {
+        return yield* blocked(`Error: taskNumber must be a task number from 1 to ${tasks.length}, got: ${number}`)
+      }
+      const rejected = d.guard.refuse(worker)
+      if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
+      d.guard.approve(worker)
+      const work = workerTask(params.taskDescription, worker, planned)
+      const context = contextOf(planned, progress)
+      return yield* runDelegated(d, base, work, context, 1, started, `Worker '${worker.role}' failed`, (output) => {
+        d.guard.complete(worker)
+        progress.workerOutputs.push(output)
+        if (number !== undefined) progress.taskOutputs.set(number - 1, output)
+      })
+    })
+}
+
+/** What a worker is given: a numbered task keeps its settings, an unnumbered one is ad hoc. */
+const workerTask = (description: string, worker: Agent.Any, planned: PlannedTask | undefined): ResolvedTask =>
+  planned === undefined
+    ? {
+      description,
+      expectedOutput: "Complete the assigned task thoroughly",
+      agent: worker,
+      outputType: undefined,
+      maxOutputRetries: 0
+    }
+    : { ...planned.resolved, description, agent: worker }
+
+/** The outputs of a numbered task's context tasks that are done (none for an ad hoc task). */
+const contextOf = (planned: PlannedTask | undefined, progress: Progress): ReadonlyArray<TaskOutput> =>
+  planned === undefined ? [] : planned.context.flatMap((at) => {
+    const output = progress.taskOutputs.get(at)
+    return output === undefined ? [] : [output]
   })

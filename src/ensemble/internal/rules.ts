@@ -11,7 +11,7 @@
  * @internal
  */
 import { Effect, Result, Schema, SchemaIssue } from "effect"
-import { ValidationError } from "../../ensemble/EnsembleError.ts"
+import { ValidationError } from "../EnsembleError.ts"
 
 /** @internal a check: `undefined` when the value is accepted, else what is wrong */
 export type Check = (u: unknown) => string | undefined

@@ -6,9 +6,9 @@
  */
 import { Effect } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
-import { TaskExecutionError } from "../../ensemble/EnsembleError.ts"
-import type { Task } from "../../ensemble/Task.ts"
-import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { TaskExecutionError } from "../EnsembleError.ts"
+import type { Task } from "../Task.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 
 /** @internal */

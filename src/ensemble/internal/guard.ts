@@ -10,9 +10,9 @@
  *
  * @internal
  */
-import type * as Agent from "../../ensemble/Agent.ts"
-import type { HierarchicalConstraints } from "../../ensemble/HierarchicalConstraints.ts"
-import * as Role from "../../ensemble/Role.ts"
+import type * as Agent from "../Agent.ts"
+import type { HierarchicalConstraints } from "../HierarchicalConstraints.ts"
+import * as Role from "../Role.ts"
 
 /** @internal */
 export interface Guard {

@@ -14,7 +14,7 @@
  * @internal
  */
 import type { Tool } from "effect/ai"
-import type * as Agent from "../../ensemble/Agent.ts"
+import type * as Agent from "../Agent.ts"
 
 /**
  * The same definition: a copy made by `annotate` shares these with its

@@ -14,9 +14,9 @@
  */
 import { Deferred, Effect, Semaphore } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
-import { ParallelExecutionError, TaskExecutionError } from "../../ensemble/EnsembleError.ts"
-import type { Task } from "../../ensemble/Task.ts"
-import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { ParallelExecutionError, TaskExecutionError } from "../EnsembleError.ts"
+import type { Task } from "../Task.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 
 /** @internal */

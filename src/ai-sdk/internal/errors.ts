@@ -1,0 +1,181 @@
+/**
+ * The failures of the AI SDK bridge: what a provider call threw or streamed
+ * as a `LoopError.ModelCallFailed` (message, HTTP status, retry-after,
+ * retryable), with credentials redacted from the provider's error; requests
+ * that cannot be built (not retried); timeouts and unfinished streams.
+ * `AiSdkModel` re-exports `failureOf` and `retryAfterMillis`.
+ *
+ * @internal
+ */
+import { Duration } from "effect"
+import { describe } from "../../internal/describe.ts"
+import { redactSecrets } from "../../internal/redact.ts"
+import { ModelCallFailed } from "../../LoopError.ts"
+
+interface ApiCallErrorLike {
+  readonly message: string
+  readonly statusCode?: number | undefined
+  readonly responseHeaders?: Record<string, string> | undefined
+  readonly isRetryable: boolean
+}
+
+/**
+ * An `APICallError`, or the plain error object providers put in a stream's
+ * `error` part (`{ message, statusCode?, isRetryable? }`).
+ */
+const isApiCallError = (u: unknown): u is ApiCallErrorLike =>
+  typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string" &&
+  typeof (u as { isRetryable?: unknown }).isRetryable === "boolean"
+
+/**
+ * @internal how long the headers ask to wait, in milliseconds (public,
+ * documented, as `AiSdkModel.retryAfterMillis`)
+ */
+export const retryAfterMillis = (headers: Record<string, string> | undefined, now: number): number | undefined => {
+  if (headers === undefined) return undefined
+  const ms = Number.parseFloat(header(headers, "retry-after-ms") ?? "")
+  if (Number.isFinite(ms) && ms >= 0) return ms
+  const after = header(headers, "retry-after")
+  if (after === undefined) return undefined
+  const seconds = Number.parseFloat(after)
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
+  const date = Date.parse(after)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+}
+
+/** A header the response has itself (never one inherited from `Object.prototype`), if it is a string. */
+const header = (headers: Record<string, string>, name: string): string | undefined => {
+  if (!Object.hasOwn(headers, name)) return undefined
+  const value: unknown = headers[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/** The message of an error object that is not an `Error` (providers stream such objects), else `describe`'s text. */
+const describeFailure = (u: unknown): string =>
+  !(u instanceof Error) && typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string"
+    ? (u as { message: string }).message
+    : describe(u)
+
+/**
+ * @internal the typed failure for anything a provider call threw or streamed,
+ * the error kept as a scrubbed `cause` (public, documented, as `AiSdkModel.failureOf`)
+ */
+export const failureOf = (error: unknown): ModelCallFailed => {
+  if (error instanceof ModelCallFailed) return error
+  scrub(error)
+  if (isApiCallError(error)) {
+    const after = retryAfterMillis(error.responseHeaders, Date.now())
+    return new ModelCallFailed({
+      description: error.message,
+      cause: error,
+      retryable: error.isRetryable,
+      ...(error.statusCode === undefined ? {} : { status: error.statusCode }),
+      ...(after === undefined ? {} : { retryAfterMillis: after })
+    })
+  }
+  // Network errors, unfinished streams, unparsable responses: trying again may help.
+  return new ModelCallFailed({ description: describeFailure(error), cause: error, retryable: true })
+}
+
+/** Own string properties of a provider error that may hold a credential. */
+const scrubbed = ["message", "stack", "url", "responseBody"] as const
+
+/** Own properties of a provider error that hold the request or response: readable, not printed. */
+const unprinted = ["requestBodyValues", "responseBody", "responseHeaders", "data"] as const
+
+/**
+ * Redacts credentials from `error`'s own text properties and hides its
+ * request and response bodies from printing, in place (the error was made
+ * for this one call). Properties that cannot be changed are left as they are.
+ */
+const scrub = (error: unknown): void => {
+  if (typeof error !== "object" || error === null) return
+  for (const key of scrubbed) {
+    // Read, not looked up: V8's `stack` is an accessor, and a message may be a getter.
+    const value = read(error, key)
+    if (typeof value !== "string") continue
+    const safe = redactSecrets(value)
+    if (safe === value) continue
+    const enumerable = Object.getOwnPropertyDescriptor(error, key)?.enumerable ?? false
+    redefine(error, key, { value: safe, writable: true, configurable: true, enumerable })
+  }
+  for (const key of unprinted) {
+    const descriptor = Object.getOwnPropertyDescriptor(error, key)
+    if (descriptor?.enumerable === true) redefine(error, key, { ...descriptor, enumerable: false })
+  }
+}
+
+/** `target[key]`, or `undefined` when reading it throws. */
+const read = (target: object, key: string): unknown => {
+  try {
+    return Reflect.get(target, key)
+  } catch {
+    return undefined
+  }
+}
+
+const redefine = (target: object, key: string, descriptor: PropertyDescriptor): void => {
+  try {
+    Object.defineProperty(target, key, descriptor)
+  } catch {
+    // a frozen or sealed error: nothing to do
+  }
+}
+
+const isErrorNamed = (u: unknown, names: ReadonlySet<string>): u is Error => u instanceof Error && names.has(u.name)
+
+/** Errors JavaScript throws for a value it cannot serialise (too deep, cyclic, a BigInt, …). */
+const serialisationErrors: ReadonlySet<string> = new Set(["RangeError", "TypeError"])
+
+/** The AI SDK's errors for a prompt or call options the provider refuses before sending anything. */
+const refusedPromptErrors: ReadonlySet<string> = new Set([
+  "AI_InvalidPromptError",
+  "AI_UnsupportedFunctionalityError",
+  "AI_InvalidArgumentError"
+])
+
+/** A `TypeError` from the network (`fetch failed`, a reset socket, …): trying again may help. */
+const isNetworkError = (error: Error): boolean =>
+  /fetch|network|socket|terminated|connect|timed? ?out|abort/i.test(error.message) ||
+  typeof (error.cause as { readonly code?: unknown } | undefined)?.code === "string"
+
+/**
+ * @internal the failure for a request that could not be built from `prompt`:
+ * our own mapping threw, or the provider threw while serialising it; not retryable
+ */
+export const unbuildable = (error: unknown): ModelCallFailed => {
+  scrub(error)
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : describe(error)
+  return new ModelCallFailed({
+    description: isErrorNamed(error, refusedPromptErrors)
+      ? `the provider refused this prompt before sending it (${what}); it is not retried, since the same ` +
+        "prompt fails the same way: change the prompt or the call options"
+      : `the provider request could not be built from this prompt (${what}); it is not retried, since the same ` +
+        "prompt fails the same way: look in the chain for tool arguments or results that are nested too deeply, " +
+        "cyclic, or hold values JSON cannot represent (a BigInt, a function)",
+    cause: error,
+    retryable: false
+  })
+}
+
+/** @internal the failure for what `doGenerate` / `doStream` rejected with */
+export const callFailureOf = (error: unknown): ModelCallFailed =>
+  isErrorNamed(error, refusedPromptErrors) ||
+    (isErrorNamed(error, serialisationErrors) && !isNetworkError(error))
+    ? unbuildable(error)
+    : failureOf(error)
+
+/** @internal the failure of a call that took longer than the bridge's `timeout` */
+export const timedOut = (timeout: Duration.Duration) =>
+  new ModelCallFailed({
+    description: `no complete response within ${Duration.format(timeout)}; raise the bridge's timeout option or retry`,
+    cause: undefined,
+    retryable: true
+  })
+
+/** @internal the failure of a stream that ended without its finish part (or with an "interrupted" one) */
+export const unfinished = new ModelCallFailed({
+  description: "the response stream ended before its finish part; the response is incomplete",
+  cause: undefined,
+  retryable: true
+})

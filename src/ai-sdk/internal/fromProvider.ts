@@ -1,0 +1,102 @@
+/**
+ * The response side of the AI SDK bridge: a provider's content (whole
+ * responses) and stream parts mapped to `effect/ai` response parts, with the
+ * finish reason and usage. `AiSdkModel` re-exports `fromProviderContent`.
+ *
+ * @internal
+ */
+import type {
+  LanguageModelV4Content,
+  LanguageModelV4FinishReason,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage
+} from "@ai-sdk/provider"
+import { Response } from "effect/ai"
+import * as Parts from "../../internal/parts.ts"
+import type { ModelCallFailed } from "../../LoopError.ts"
+import { failureOf } from "./errors.ts"
+
+/** Arguments as JSON, or the raw text when it is not JSON (the tool's Schema then rejects it). */
+const parseArguments = (input: string): unknown => {
+  if (input.trim() === "") return {}
+  try {
+    return JSON.parse(input)
+  } catch {
+    return input
+  }
+}
+
+const finishReasonOf = (reason: LanguageModelV4FinishReason): Response.FinishReason =>
+  reason.unified === "interrupted" ? "other" : reason.unified
+
+const usageOf = (usage: LanguageModelV4Usage): Response.Usage =>
+  new Response.Usage({
+    inputTokens: {
+      uncached: usage.inputTokens.noCache,
+      total: usage.inputTokens.total,
+      cacheRead: usage.inputTokens.cacheRead,
+      cacheWrite: usage.inputTokens.cacheWrite
+    },
+    outputTokens: {
+      total: usage.outputTokens.total,
+      text: usage.outputTokens.text,
+      reasoning: usage.outputTokens.reasoning
+    }
+  })
+
+const contentPart = (part: LanguageModelV4Content): Response.AnyPart | undefined => {
+  switch (part.type) {
+    case "text":
+      return Parts.responseText(part.text)
+    case "reasoning":
+      return Response.makePart("reasoning", { text: part.text })
+    case "tool-call":
+      return part.providerExecuted === true
+        ? undefined
+        : Parts.responseToolCall(part.toolCallId, part.toolName, parseArguments(part.input))
+    default:
+      return undefined
+  }
+}
+
+/**
+ * @internal the response parts of a provider's whole response (public,
+ * documented, as `AiSdkModel.fromProviderContent`)
+ */
+export const fromProviderContent = (
+  content: ReadonlyArray<LanguageModelV4Content>,
+  finishReason: LanguageModelV4FinishReason,
+  usage: LanguageModelV4Usage
+): ReadonlyArray<Response.AnyPart> => {
+  const parts: Array<Response.AnyPart> = []
+  for (const part of content) {
+    const mapped = contentPart(part)
+    if (mapped !== undefined) parts.push(mapped)
+  }
+  parts.push(Parts.responseFinish(finishReasonOf(finishReason), usageOf(usage)))
+  return parts
+}
+
+/** @internal a stream part as a response part; `undefined` for parts the loop does not use */
+export const streamPart = (part: LanguageModelV4StreamPart): Response.AnyPart | ModelCallFailed | undefined => {
+  switch (part.type) {
+    case "text-start":
+    case "reasoning-start":
+    case "text-end":
+    case "reasoning-end":
+      return Response.makePart(part.type, { id: part.id })
+    case "text-delta":
+    case "reasoning-delta":
+      return Response.makePart(part.type, { id: part.id, delta: part.delta })
+    case "tool-call":
+      return part.providerExecuted === true
+        ? undefined
+        : Parts.responseToolCall(part.toolCallId, part.toolName, parseArguments(part.input))
+    case "finish":
+      return Parts.responseFinish(finishReasonOf(part.finishReason), usageOf(part.usage))
+    case "error":
+      return failureOf(part.error)
+    default:
+      return undefined
+  }
+}

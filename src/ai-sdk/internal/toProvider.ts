@@ -1,0 +1,169 @@
+/**
+ * The request side of the AI SDK bridge: an `effect/ai` prompt, tool list and
+ * tool choice mapped to the provider's call options (specification v4).
+ * `AiSdkModel` re-exports `toProviderPrompt` and `toProviderTools`.
+ *
+ * @internal
+ */
+import type {
+  LanguageModelV4CallOptions,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4ToolChoice,
+  LanguageModelV4ToolResultOutput
+} from "@ai-sdk/provider"
+import { Tool } from "effect/ai"
+import type { Prompt } from "effect/ai"
+import type { GenerateRequest } from "../../ChatModel.ts"
+
+/** @internal the call options a caller may set (`AiSdkModel.Options["callOptions"]`): all but those the bridge sets */
+export type CallSettings = Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "toolChoice" | "abortSignal">
+
+const toolOutput = (isFailure: boolean, result: unknown): LanguageModelV4ToolResultOutput =>
+  typeof result === "string"
+    ? { type: isFailure ? "error-text" : "text", value: result }
+    : { type: isFailure ? "error-json" : "json", value: toJson(result) }
+
+/** The JSON value of `u` (tool results are stored encoded, so this is a copy only for odd values). */
+const toJson = (u: unknown): NonNullable<LanguageModelV4ToolResultOutput & { type: "json" }>["value"] =>
+  u === undefined ? null : JSON.parse(JSON.stringify(u))
+
+const fileData = (data: string | Uint8Array | URL) =>
+  data instanceof URL ? { type: "url" as const, url: data } : { type: "data" as const, data }
+
+const userMessage = (message: Prompt.UserMessage): LanguageModelV4Message => ({
+  role: "user",
+  content: typeof message.content === "string"
+    ? [{ type: "text", text: message.content }]
+    : message.content.map((part) =>
+      part.type === "text"
+        ? { type: "text" as const, text: part.text }
+        : {
+          type: "file" as const,
+          mediaType: part.mediaType,
+          data: fileData(part.data),
+          ...(part.fileName === undefined ? {} : { filename: part.fileName })
+        }
+    )
+})
+
+const assistantMessage = (message: Prompt.AssistantMessage): LanguageModelV4Message => {
+  if (typeof message.content === "string") return { role: "assistant", content: [{ type: "text", text: message.content }] }
+  const content: Array<Extract<LanguageModelV4Message, { role: "assistant" }>["content"][number]> = []
+  for (const part of message.content) {
+    switch (part.type) {
+      case "text":
+        content.push({ type: "text", text: part.text })
+        break
+      case "reasoning":
+        content.push({ type: "reasoning", text: part.text })
+        break
+      case "tool-call":
+        if (!part.providerExecuted) {
+          content.push({ type: "tool-call", toolCallId: part.id, toolName: part.name, input: part.params })
+        }
+        break
+      case "file":
+        content.push({ type: "file", mediaType: part.mediaType, data: fileData(part.data) })
+        break
+      default:
+        break // provider-executed results and approval requests stay with their provider
+    }
+  }
+  return { role: "assistant", content }
+}
+
+/**
+ * The provider's tool message: tool results only, or `undefined` when none is
+ * left. effect/ai's `tool-approval-response` parts are dropped: a provider
+ * reads them as a human's decision (`@ai-sdk/openai` sends
+ * `mcp_approval_response`, approving a hosted MCP call), and a transcript —
+ * which may come from a client or a stored document — never grants one.
+ */
+const toolMessage = (message: Prompt.ToolMessage): LanguageModelV4Message | undefined => {
+  const content: Array<Extract<LanguageModelV4Message, { role: "tool" }>["content"][number]> = []
+  for (const part of message.content) {
+    if (part.type !== "tool-result") continue
+    content.push({
+      type: "tool-result",
+      toolCallId: part.id,
+      toolName: part.name,
+      output: toolOutput(part.isFailure, part.result)
+    })
+  }
+  return content.length === 0 ? undefined : { role: "tool", content }
+}
+
+/**
+ * @internal the provider prompt of an `effect/ai` prompt; provider-executed
+ * tool calls and results, approval parts and emptied tool messages left out
+ * (public, documented, as `AiSdkModel.toProviderPrompt`)
+ */
+export const toProviderPrompt = (prompt: Prompt.Prompt): LanguageModelV4Prompt => {
+  const messages: Array<LanguageModelV4Message> = []
+  for (const message of prompt.content) {
+    switch (message.role) {
+      case "system":
+        messages.push({ role: "system", content: message.content })
+        break
+      case "user":
+        messages.push(userMessage(message))
+        break
+      case "assistant":
+        messages.push(assistantMessage(message))
+        break
+      case "tool": {
+        const tool = toolMessage(message)
+        if (tool !== undefined) messages.push(tool)
+        break
+      }
+    }
+  }
+  return messages
+}
+
+const toolDefinitions = new WeakMap<ReadonlyArray<Tool.Any>, ReadonlyArray<LanguageModelV4FunctionTool>>()
+
+/**
+ * @internal the provider's function tools for `tools`, computed once per tool
+ * list (public, documented, as `AiSdkModel.toProviderTools`)
+ */
+export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<LanguageModelV4FunctionTool> => {
+  let defined = toolDefinitions.get(tools)
+  if (defined === undefined) {
+    defined = tools.filter((tool) => !Tool.isProviderDefined(tool)).map((tool): LanguageModelV4FunctionTool => ({
+      type: "function",
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      inputSchema: Tool.getJsonSchema(tool) as LanguageModelV4FunctionTool["inputSchema"]
+    }))
+    toolDefinitions.set(tools, defined)
+  }
+  return defined
+}
+
+/**
+ * @internal the provider call of `request`: its prompt, its tools (only those
+ * a `oneOf` choice allows) with the tool choice, on top of `settings`
+ */
+export const callOptions = (request: GenerateRequest, settings: CallSettings | undefined): LanguageModelV4CallOptions => {
+  const prompt = toProviderPrompt(request.prompt)
+  let tools = toProviderTools(request.tools)
+  const choice = request.toolChoice
+  let toolChoice: LanguageModelV4ToolChoice
+  if (typeof choice === "string") {
+    toolChoice = { type: choice }
+  } else if ("tool" in choice) {
+    toolChoice = { type: "tool", toolName: choice.tool }
+  } else {
+    const allowed = new Set<string>(choice.oneOf)
+    tools = tools.filter((tool) => allowed.has(tool.name))
+    toolChoice = { type: choice.mode ?? "auto" }
+  }
+  return {
+    ...settings,
+    prompt,
+    ...(tools.length === 0 ? {} : { tools: [...tools], toolChoice })
+  }
+}
