@@ -12,11 +12,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Stream } from "effect"
 import { LanguageModel, Prompt, Response, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import * as Parts from "./internal/parts.ts"
-import { redactSecrets } from "./internal/redact.ts"
 import { ModelCallFailed, ScriptExhausted } from "./LoopError.ts"
 
 /**
