@@ -35,14 +35,12 @@ export {
   text
 } from "./internal/chain.ts"
 export { addUser, make, type MakeOptions } from "./internal/chainInput.ts"
+export { decode, type DecodeOptions, encode } from "./internal/chainCodec.ts"
 export {
   ChainCodecError,
-  decode,
-  type DecodeOptions,
   Document,
-  encode,
   type EncodeOptions,
   formatVersion,
   type SigningKey
-} from "./internal/chainCodec.ts"
+} from "./internal/chainDocument.ts"
 export { type HandlersOf, run, type RunOptions, stream, type StreamOptions } from "./internal/run.ts"

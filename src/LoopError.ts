@@ -16,7 +16,7 @@
 import { Inspectable, Redactable, Schema } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
-import { safeString } from "./internal/describe.ts"
+import { describeValue, headStack, hide, printed } from "./internal/errorText.ts"
 import { redactSecrets } from "./internal/redact.ts"
 
 /**
@@ -586,62 +586,4 @@ export interface RunErrorJson {
   readonly message: string
   readonly reason: { readonly _tag: string; readonly message: string }
   readonly chain: { readonly messages: number; readonly runCount: number }
-}
-
-/** Makes an own property non-enumerable (still readable and writable). */
-const hide = (self: object, key: string): void => {
-  const descriptor = Object.getOwnPropertyDescriptor(self, key)
-  if (descriptor !== undefined && descriptor.enumerable === true) {
-    Object.defineProperty(self, key, { ...descriptor, enumerable: false })
-  }
-}
-
-/**
- * Makes `error.stack` begin with `error.toString()` rather than with the bare
- * message, so what Node prints for an uncaught error shows the summary too.
- * The frames are V8's, formatted when first read.
- */
-const headStack = (error: Error): void => {
-  const native = Object.getOwnPropertyDescriptor(error, "stack")
-  const get = native?.get
-  if (get === undefined || native?.configurable !== true) return
-  let stack: string | undefined
-  Object.defineProperty(error, "stack", {
-    get: () => stack ??= printed(error.toString(), [], get.call(error) as string | undefined),
-    set: (value: unknown) => {
-      stack = String(value)
-    },
-    enumerable: false,
-    configurable: true
-  })
-}
-
-/** `header` (with `fields` appended), then the stack's frames, as Node prints an error. */
-const printed = (header: string, fields: ReadonlyArray<string>, stack: string | undefined): string => {
-  let out = fields.length === 0 ? header : `${header} { ${fields.join(", ")} }`
-  if (stack !== undefined) {
-    // Only the frame lines: the stack's first lines repeat the message, which may be multi-line.
-    for (const line of stack.split("\n")) if (/^\s+at /.test(line)) out += `\n${line}`
-  }
-  return out
-}
-
-/** The longest rendering of a bad value an error message quotes. */
-const maxShown = 200
-
-/** A bad value for an error message: JSON where it can be, at most 200 characters. */
-const describeValue = (value: unknown): string => {
-  const shown = renderValue(value)
-  return shown.length <= maxShown ? shown : `${shown.slice(0, maxShown)}… (${shown.length} characters)`
-}
-
-const renderValue = (value: unknown): string => {
-  if (typeof value === "string") return JSON.stringify(value)
-  if (typeof value === "number" || typeof value === "bigint" || value === undefined) return String(value)
-  if (typeof value === "function") return "a function"
-  try {
-    return JSON.stringify(value) ?? safeString(value)
-  } catch {
-    return safeString(value)
-  }
 }

@@ -10,7 +10,7 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { ChatModelError } from "./ChatModel.ts"
-import { isNonNegativeInt, isPositiveDuration, refuse } from "./internal/options.ts"
+import { isNonNegativeInt, isPositiveDuration, refuse } from "./internal/checks.ts"
 import { InvalidInput } from "./LoopError.ts"
 
 /**

@@ -1,7 +1,7 @@
 /**
- * A chain as a versioned JSON document and back: `encode`, `decode`, the
- * document's Schema, signing, and the checks that a stored document cannot
- * grant what its transcript does not show.
+ * A chain as a versioned JSON document and back: `encode` and `decode`,
+ * signing, and the checks that a stored document cannot grant what its
+ * transcript does not show (the document's Schema is in `chainDocument.ts`).
  *
  * @internal
  */
@@ -11,126 +11,20 @@ import type { Tool } from "effect/ai"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import * as MessageCodec from "./messageCodec.ts"
-import {
-checkObject,isToolkit
-} from "./options.ts"
+import { checkObject, isToolkit } from "./checks.ts"
 import * as Signature from "./signature.ts"
-import { CallState, ToolCall, type ToolResult, ToolResultEncoded } from "../ToolCall.ts"
-import { Chain, emptyToolkit, ModelResponse } from "./chain.ts"
+import { type ToolResult, ToolResultEncoded } from "../ToolCall.ts"
+import { Chain, emptyToolkit } from "./chain.ts"
+import {
+ChainCodecError,
+Document,
+type EncodeOptions,
+formatVersion,
+type SigningKey,
+StoredResult
+} from "./chainDocument.ts"
 import { chainProblem } from "./chainInput.ts"
 
-
-/**
- * The format version `encode` writes. `decode` reads it and version 1 (the
- * same document, with every last-round result stored in full).
- *
- * @example
- * ```ts
- * import { Chain } from "loopwork"
- *
- * Chain.formatVersion // 2
- * ```
- *
- * @since 0.1.0
- */
-export const formatVersion = 2
-
-const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-
-/** A last-round result as stored: without `encoded` when the transcript's tool message holds it. */
-const StoredResult = Schema.Struct({
-  ...ToolResultEncoded.fields,
-  encoded: Schema.optionalKey(Schema.Unknown)
-}).annotate({ identifier: "StoredToolResult" })
-
-/**
- * The JSON document of a chain (version {@link formatVersion}). A result of
- * the last tool round is stored once: its `encoded` value is left out when
- * the transcript's tool message holds the same value. `signature` is there
- * when the document was signed (`encode(chain, { signingKey })`).
- *
- * @example
- * ```ts
- * import { Chain } from "loopwork"
- *
- * type Stored = typeof Chain.Document.Encoded
- * ```
- *
- * @since 0.1.0
- */
-export const Document = Schema.Struct({
-  format: Schema.Literal("loopwork/chain"),
-  version: Schema.Literals([1, formatVersion]),
-  messages: Schema.Array(Prompt.Message),
-  lastResponse: Schema.optionalKey(ModelResponse),
-  pendingToolCalls: Schema.Array(ToolCall),
-  lastToolResults: Schema.Array(StoredResult),
-  roundResults: Schema.optionalKey(Schema.Array(ToolResultEncoded)),
-  callStates: Schema.optionalKey(Schema.Record(Schema.String, CallState)),
-  runCount: Count,
-  failureCount: Count,
-  modeState: Schema.Record(Schema.String, Schema.Json),
-  context: Schema.Record(Schema.String, Schema.Json),
-  signature: Schema.optionalKey(Schema.String)
-}).annotate({ identifier: "ChainDocument" })
-
-/**
- * Encoding or decoding a chain failed; `reason` says what is wrong.
- *
- * @example
- * ```ts
- * import { Chain } from "loopwork"
- *
- * new Chain.ChainCodecError({ operation: "decode", reason: "not JSON" }).message
- * // "Cannot decode chain: not JSON"
- * ```
- *
- * @since 0.1.0
- */
-export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("ChainCodecError", {
-  operation: Schema.Literals(["encode", "decode"]),
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `Cannot ${this.operation} chain: ${this.reason}`
-  }
-}
-
-/**
- * A key that signs a chain's document (HMAC-SHA-256): a secret of at least
- * 32 bytes, as a `Redacted` string (its UTF-8 bytes) or `Uint8Array`. Keep
- * it where the documents are not (a secret manager, an environment
- * variable), never next to them.
- *
- * @example
- * ```ts
- * import { Redacted } from "effect"
- * import type { Chain } from "loopwork"
- *
- * const signingKey: Chain.SigningKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? "")
- * ```
- *
- * @since 0.1.0
- */
-export type SigningKey = Signature.Key
-
-/**
- * Options of {@link encode}.
- *
- * @example
- * ```ts
- * import { Redacted } from "effect"
- * import type { Chain } from "loopwork"
- *
- * const options: Chain.EncodeOptions = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
- * ```
- *
- * @since 0.1.0
- */
-export interface EncodeOptions {
-  /** Signs the document; `decode` with the same key refuses any change to it. */
-  readonly signingKey?: SigningKey | undefined
-}
 
 const encodeDocument = Schema.encodeEffect(Document)
 

@@ -8,9 +8,7 @@
 import { Cause, Exit, Schema, SchemaIssue } from "effect"
 import { Prompt, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
-import {
-checkObject,isToolkit
-} from "./options.ts"
+import { checkObject, isToolkit } from "./checks.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { bareChain, Chain, emptyToolkit, freshChain, isChain, type Json } from "./chain.ts"
 

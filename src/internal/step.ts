@@ -5,10 +5,8 @@
  */
 import { Effect } from "effect"
 import type { Chain } from "./chain.ts"
-import {
-checkFunction, checkObject, type Options,
-validateOptions
-} from "./options.ts"
+import { type Options, validateOptions } from "./options.ts"
+import { checkFunction, checkObject } from "./checks.ts"
 import { InvalidInput } from "../LoopError.ts"
 import * as Outcome from "../Outcome.ts"
 

@@ -11,9 +11,7 @@ import { ChatModel, type ChatModelError, type ToolChoice } from "../../ChatModel
 import * as Arrival from "../arrival.ts"
 import * as CallIds from "../callIds.ts"
 import type { Limits } from "../jsonBounds.ts"
-import {
-type Options
-} from "../options.ts"
+import { type Options } from "../options.ts"
 import { CurrentRunBudget, exhausted } from "../runBudget.ts"
 import { callModel } from "../modelCall.ts"
 import * as Parts from "../parts.ts"

@@ -6,10 +6,7 @@
 import { Duration, Effect } from "effect"
 import { Prompt } from "effect/ai"
 import type { Chain } from "../chain.ts"
-import {
-defaults,
-type Options
-} from "../options.ts"
+import { defaults, type Options } from "../options.ts"
 import * as Parts from "../parts.ts"
 import { inCallOrder, withEdits } from "../round.ts"
 import { compile } from "../tools/compile.ts"

@@ -5,9 +5,7 @@
  */
 import type { Chain } from "../chain.ts"
 import { ChatModel } from "../../ChatModel.ts"
-import {
-type Options
-} from "../options.ts"
+import { type Options } from "../options.ts"
 import { budgetStart } from "../budget.ts"
 import * as NoToolPolicy from "../../NoToolPolicy.ts"
 import { checkDirectReturn, checkReturnBehaviorWith } from "./returns.ts"

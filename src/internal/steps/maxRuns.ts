@@ -8,10 +8,8 @@ import type { Chain } from "../chain.ts"
 import { addUser } from "../chainInput.ts"
 import { ChatModel, type ChatModelError } from "../../ChatModel.ts"
 import * as Arrival from "../arrival.ts"
-import {
-checkSince, defaults,
-type Options
-} from "../options.ts"
+import { defaults, type Options } from "../options.ts"
+import { checkSince } from "../checks.ts"
 import { guarded } from "../guarded.ts"
 import { compile } from "../tools/compile.ts"
 import { MaxRunsExceeded } from "../../LoopError.ts"

@@ -6,9 +6,7 @@
 import { Effect } from "effect"
 import type { Chain, ModelResponse } from "../chain.ts"
 import { addUser } from "../chainInput.ts"
-import {
-checkNoTool as noToolProblem
-} from "../options.ts"
+import { checkNoTool as noToolProblem } from "../checks.ts"
 import { guarded } from "../guarded.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as NoToolPolicy from "../../NoToolPolicy.ts"

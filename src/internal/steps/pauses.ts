@@ -5,9 +5,7 @@
  */
 import { Effect } from "effect"
 import type { Chain } from "../chain.ts"
-import {
-checkFunction, checkPauseReason, checkStop as stopProblem
-} from "../options.ts"
+import { checkFunction, checkPauseReason, checkStop as stopProblem } from "../checks.ts"
 import { guarded } from "../guarded.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { StopSignal as Signal } from "../../StopSignal.ts"

@@ -7,10 +7,8 @@ import { Effect } from "effect"
 import { Prompt } from "effect/ai"
 import type { Chain } from "../chain.ts"
 import * as DirectReturn from "../../DirectReturn.ts"
-import {
-checkObject, checkReturnMemory, defaults,
-type Options
-} from "../options.ts"
+import { defaults, type Options } from "../options.ts"
+import { checkObject, checkReturnMemory } from "../checks.ts"
 import { compile } from "../tools/compile.ts"
 import * as Outcome from "../../Outcome.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"

@@ -4,9 +4,7 @@
  * @internal
  */
 import { Effect } from "effect"
-import {
-checkToolNames
-} from "../options.ts"
+import { checkToolNames } from "../checks.ts"
 import * as Outcome from "../../Outcome.ts"
 import { blocksReturn, justRanTools } from "./roundState.ts"
 import { continued, make, refused, type Step } from "../step.ts"
