@@ -1,7 +1,8 @@
 /**
- * The AI SDK is optional: importing `loopwork`, `loopwork/ensemble` or even
- * `loopwork/ai-sdk` loads none of it (`@ai-sdk/provider` is used for types
- * only, and the provider package is the user's).
+ * The AI SDK is optional: importing `loopwork`, `loopwork/ensemble`,
+ * `loopwork/testing` or even `loopwork/ai-sdk` loads none of it
+ * (`@ai-sdk/provider` is used for types only, and the provider package is the
+ * user's).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -22,6 +23,12 @@ describe("packaging", () => {
   it("loopwork and loopwork/ensemble load no AI SDK module", async () => {
     const loaded = await loadedBy("loopwork", "loopwork/ensemble")
     expect(loaded.some((url) => url.endsWith("/src/index.ts"))).toBe(true)
+    expect(loaded.filter((url) => url.includes("@ai-sdk") || url.includes("/node_modules/ai/"))).toEqual([])
+  })
+
+  it("loopwork/testing loads no AI SDK module", async () => {
+    const loaded = await loadedBy("loopwork/testing")
+    expect(loaded.some((url) => url.endsWith("/src/testing/index.ts"))).toBe(true)
     expect(loaded.filter((url) => url.includes("@ai-sdk") || url.includes("/node_modules/ai/"))).toEqual([])
   })
 

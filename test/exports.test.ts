@@ -1,6 +1,6 @@
 /**
  * The public surface, as a user imports it: every namespace of `loopwork`,
- * `loopwork/ensemble` and `loopwork/ai-sdk`, with its run-time exports
+ * `loopwork/ensemble`, `loopwork/ai-sdk` and `loopwork/testing`, with its run-time exports
  * (`Object.keys` of the namespace object) and its type-only exports (read by
  * the TypeScript checker), compared with `test/fixtures/exports.json`.
  *
@@ -19,10 +19,16 @@ import ts from "typescript"
 import * as Loopwork from "loopwork"
 import * as AiSdk from "loopwork/ai-sdk"
 import * as Ensemble from "loopwork/ensemble"
+import * as Testing from "loopwork/testing"
 
 type Surface = Record<string, Record<string, { values: Array<string>; types: Array<string> }>>
 
-const entries: Record<string, object> = { "loopwork": Loopwork, "loopwork/ensemble": Ensemble, "loopwork/ai-sdk": AiSdk }
+const entries: Record<string, object> = {
+  "loopwork": Loopwork,
+  "loopwork/ensemble": Ensemble,
+  "loopwork/ai-sdk": AiSdk,
+  "loopwork/testing": Testing
+}
 const fixture = path.join(import.meta.dirname, "fixtures", "exports.json")
 const update = process.env.LOOPWORK_UPDATE_EXPORTS === "1"
 

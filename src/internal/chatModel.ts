@@ -1,0 +1,106 @@
+/**
+ * The model port: the `ChatModel` service and the request it takes. The
+ * public `ChatModel` module re-exports it with the effect/ai adapter.
+ *
+ * @internal
+ */
+import { Context } from "effect"
+import type { Effect, Stream } from "effect"
+import type { LanguageModel, Prompt, Response, Tool } from "effect/ai"
+import type { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
+
+/**
+ * Which tools the model may or must call, as in `effect/ai`.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "loopwork"
+ *
+ * const choice: ChatModel.ToolChoice = { tool: "search" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ToolChoice = LanguageModel.ToolChoice<string>
+
+/**
+ * One request to the model.
+ *
+ * @example
+ * ```ts
+ * import { Prompt } from "effect/ai"
+ * import { ChatModel } from "loopwork"
+ *
+ * const request: ChatModel.GenerateRequest = { prompt: Prompt.make("Hi"), tools: [], toolChoice: "auto" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface GenerateRequest {
+  readonly prompt: Prompt.Prompt
+  readonly tools: ReadonlyArray<Tool.Any>
+  readonly toolChoice: ToolChoice
+}
+
+/**
+ * What a model call can fail with.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "loopwork"
+ *
+ * const tagOf = (error: ChatModel.ChatModelError) => error._tag
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type ChatModelError = ModelCallFailed | ScriptExhausted
+
+/**
+ * Which provider and model a `ChatModel` calls, for traces
+ * (`gen_ai.provider.name`, `gen_ai.request.model`) and logs.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "loopwork"
+ *
+ * const info: ChatModel.ModelInfo = { provider: "openai", model: "gpt-4.1-mini" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ModelInfo {
+  readonly provider: string
+  readonly model: string
+}
+
+/**
+ * The `ChatModel` service.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Prompt } from "effect/ai"
+ * import { ChatModel } from "loopwork"
+ *
+ * const turn = Effect.gen(function*() {
+ *   const model = yield* ChatModel.ChatModel
+ *   return yield* model.generate({ prompt: Prompt.make("Hi"), tools: [], toolChoice: "auto" })
+ * })
+ * ```
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class ChatModel extends Context.Service<ChatModel, {
+  /** Which provider and model answer (used in traces and events), when known. */
+  readonly info?: ModelInfo | undefined
+  /** One model turn: response parts, tool calls unresolved. */
+  readonly generate: (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
+  /** The same turn as a stream of parts (text deltas, tool calls, finish). */
+  readonly stream: (request: GenerateRequest) => Stream.Stream<Response.AnyPart, ChatModelError>
+}>()("loopwork/ChatModel") {}
