@@ -42,6 +42,7 @@ import type { CallState, ToolCall } from "./ToolCall.ts"
  * const fromUi = Schema.decodeUnknownSync(Approval.Decision)({ _tag: "Reject", message: "Too much." })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const Decision = Schema.Union([
@@ -51,6 +52,7 @@ export const Decision = Schema.Union([
 ]).annotate({ identifier: "ApprovalDecision" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Decision = typeof Decision.Type
@@ -65,6 +67,7 @@ export type Decision = typeof Decision.Type
  * const decisions = { call_1: Approval.approve }
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const approve: Decision = { _tag: "Approve" }
@@ -80,6 +83,7 @@ export const approve: Decision = { _tag: "Approve" }
  * const decisions = { call_2: Approval.reject("Transfers need a ticket number.") }
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const reject = (message?: string): Decision =>
@@ -95,6 +99,7 @@ export const reject = (message?: string): Decision =>
  * const decisions = { call_3: Approval.edit({ amount: 100, currency: "EUR" }) }
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const edit = (params: unknown): Decision => ({ _tag: "Edit", params })
@@ -110,6 +115,7 @@ export const edit = (params: unknown): Decision => ({ _tag: "Edit", params })
  * for (const call of Approval.pending(paused)) console.log(call.id, call.name, call.params)
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
@@ -139,6 +145,7 @@ const decodeDecisions = Schema.decodeUnknownEffect(Schema.Record(Schema.String, 
  * }).pipe(Effect.flatMap((chain) => Chain.run(chain, { mode: Mode.whileNeedsResponse })))
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const decide: {

@@ -61,6 +61,7 @@ export const CurrentCall = Context.Reference<Cell>("loopwork/DirectReturn/Curren
  *   })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const mark: Effect.Effect<void> = Effect.map(Effect.service(CurrentCall), (cell) => {
@@ -82,6 +83,7 @@ export const mark: Effect.Effect<void> = Effect.map(Effect.service(CurrentCall),
  *   })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const final = <A>(value: A): Effect.Effect<A> => Effect.as(mark, value)
@@ -115,6 +117,7 @@ export const final = <A>(value: A): Effect.Effect<A> => Effect.as(mark, value)
  * const memory: DirectReturn.Memory = "answer"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Memory = "results" | "answer" | "placeholder"
@@ -129,6 +132,7 @@ export type Memory = "results" | "answer" | "placeholder"
  * DirectReturn.placeholderNote // "The result was returned to the user as the final answer."
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const placeholderNote = "The result was returned to the user as the final answer."

@@ -39,6 +39,7 @@ import type { ToolCall, ToolResult } from "./ToolCall.ts"
  * const Ask = Tool.make("ask_browser").annotate(ExternalTool.Annotation, true)
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export const Annotation = Context.Reference<boolean>("loopwork/ExternalTool", { defaultValue: () => false })
@@ -54,6 +55,7 @@ export const Annotation = Context.Reference<boolean>("loopwork/ExternalTool", { 
  * type IsExternal<T> = T extends ExternalTool.External ? true : false
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface External {
@@ -77,6 +79,7 @@ export interface External {
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const mark = <T extends Tool.Any>(tool: T): T & External =>
@@ -98,6 +101,7 @@ const isTool = (u: unknown): u is Tool.Any =>
  * ExternalTool.isExternal(Tool.make("ping")) // false
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotations, Annotation)
@@ -113,6 +117,7 @@ export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotati
  * const calls = ExternalTool.pending(paused) // [{ id, name, params }, ...]
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
@@ -133,6 +138,7 @@ export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
  * const failed: ExternalTool.Supplied = { failure: "The page did not load." }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const Supplied = Schema.Union([
@@ -141,6 +147,7 @@ export const Supplied = Schema.Union([
 ]).annotate({ identifier: "ExternalResult" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Supplied = typeof Supplied.Type
@@ -166,6 +173,7 @@ const decodeSupplied = Schema.decodeUnknownEffect(Schema.Record(Schema.String, S
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const supply: {

@@ -48,6 +48,7 @@ import { redactSecrets } from "./internal/redact.ts"
  * // "Invalid header: Bearer [REDACTED]"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("ModelCallFailed", {
@@ -119,6 +120,7 @@ export class ModelCallFailed extends Schema.TaggedError<ModelCallFailed>()("Mode
  * // { _tag: "ModelCallFailed", message: "The model call failed: busy" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ModelCallFailedJson {
@@ -141,6 +143,7 @@ export interface ModelCallFailedJson {
  * // "Exceeded maximum number of runs (25/25)"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class MaxRunsExceeded extends Schema.TaggedError<MaxRunsExceeded>()("MaxRunsExceeded", {
@@ -164,6 +167,7 @@ export class MaxRunsExceeded extends Schema.TaggedError<MaxRunsExceeded>()("MaxR
  * // "exceeded max failure count (3)"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class MaxFailuresExceeded extends Schema.TaggedError<MaxFailuresExceeded>()("MaxFailuresExceeded", {
@@ -186,6 +190,7 @@ export class MaxFailuresExceeded extends Schema.TaggedError<MaxFailuresExceeded>
  * // "Tool name 'x' not found in available tools"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ToolNamesNotFound extends Schema.TaggedError<ToolNamesNotFound>()("ToolNamesNotFound", {
@@ -211,6 +216,7 @@ export class ToolNamesNotFound extends Schema.TaggedError<ToolNamesNotFound>()("
  * // "Invalid maxRuns: must be a positive integer (got -1)"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
@@ -240,6 +246,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
  * // "Tool 'search' (call call_1) failed (timeout): timed out after 5s. The run's onToolFailure policy for \"timeout\" is \"fail\"; use \"feed-back\" to let the model see the failure instead"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>()("ToolCallFailed", {
@@ -267,6 +274,7 @@ export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>()("ToolCa
  * // "No call with id 'call_9' is awaiting approval; awaiting approval: call_1"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class CallNotAwaiting extends Schema.TaggedError<CallNotAwaiting>()("CallNotAwaiting", {
@@ -295,6 +303,7 @@ export class CallNotAwaiting extends Schema.TaggedError<CallNotAwaiting>()("Call
  * // "The edited arguments for call 'call_1' do not match the parameters schema of tool 'transfer': Missing key [\"amount\"]"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class InvalidResumeValue extends Schema.TaggedError<InvalidResumeValue>()("InvalidResumeValue", {
@@ -325,6 +334,7 @@ export class InvalidResumeValue extends Schema.TaggedError<InvalidResumeValue>()
  * // "The noTool function failed: boom"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class PolicyFailed extends Schema.TaggedError<PolicyFailed>()("PolicyFailed", {
@@ -346,6 +356,7 @@ export class PolicyFailed extends Schema.TaggedError<PolicyFailed>()("PolicyFail
  * new LoopError.ModeDidNotFinish({}).message.startsWith("The mode returned Continue") // true
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ModeDidNotFinish extends Schema.TaggedError<ModeDidNotFinish>()("ModeDidNotFinish", {}) {
@@ -365,6 +376,7 @@ export class ModeDidNotFinish extends Schema.TaggedError<ModeDidNotFinish>()("Mo
  * const describe = (error: LoopError.StepFailure) => `${error._tag}: ${error.message}`
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StepFailure {
@@ -382,6 +394,7 @@ export interface StepFailure {
  * new LoopError.ScriptExhausted({ scripted: 2, request: 3, lastMessage: "user: hi" }).message
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ScriptExhausted extends Schema.TaggedError<ScriptExhausted>()("ScriptExhausted", {
@@ -409,6 +422,7 @@ export class ScriptExhausted extends Schema.TaggedError<ScriptExhausted>()("Scri
  * // "the audit log is full"
  * ```
  *
+ * @category errors
  * @since 0.2.0
  */
 export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
@@ -450,6 +464,7 @@ const isStepFailure = (u: unknown): u is StepFailure =>
  * }
  * ```
  *
+ * @category models
  * @since 0.2.0
  */
 export type Reason =
@@ -486,6 +501,7 @@ const reasons = [
  * LoopError.reasonOf({ _tag: "AuditFailed", message: "full" })._tag // "StepFailed"
  * ```
  *
+ * @category utils
  * @since 0.2.0
  */
 export const reasonOf = (failure: StepFailure): Reason =>
@@ -515,6 +531,7 @@ export const reasonOf = (failure: StepFailure): Reason =>
  * // String(error): "RunError: The model call failed (HTTP 401): Bearer [REDACTED] (reason: ModelCallFailed; chain: 2 messages, runCount 0)"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class RunError extends Schema.TaggedError<RunError>()("RunError", {
@@ -579,6 +596,7 @@ const summaryOf = (error: RunError): string => {
  * }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface RunErrorJson {

@@ -38,6 +38,7 @@ import type * as Outcome from "./Outcome.ts"
  * MaxRunsPolicy.instruction.startsWith("You have reached") // true
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const instruction =
@@ -53,6 +54,7 @@ export const instruction =
  * const policy = MaxRunsPolicy.finalAnswer("Summarise what you found, in one paragraph.")
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface FinalAnswer {
@@ -70,6 +72,7 @@ export interface FinalAnswer {
  * MaxRunsPolicy.finalAnswer("Answer now.").instruction // "Answer now."
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const finalAnswer = (text: string = instruction): FinalAnswer => ({ _tag: "FinalAnswer", instruction: text })
@@ -84,6 +87,7 @@ export const finalAnswer = (text: string = instruction): FinalAnswer => ({ _tag:
  * const info: MaxRunsPolicy.Info = { runs: 10, maxRuns: 10 }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Info {
@@ -103,6 +107,7 @@ export interface Info {
  *   Effect.succeed(new Outcome.Pause(chain, { _tag: "Requested", message: "Budget used up; continue?" }))
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Policy =

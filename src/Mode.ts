@@ -48,6 +48,7 @@ import * as Step from "./Step.ts"
  * const options: Mode.Options = { maxRuns: 10, concurrency: 4, onMaxRuns: "final-answer" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Options = RunOptionsBase
@@ -63,6 +64,7 @@ export type Options = RunOptionsBase
  * const doNothing: Mode.Mode = (chain) => Effect.succeed(new Outcome.Ok(chain, "done"))
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Mode<R = never, O extends Options = Options> = (
@@ -99,6 +101,7 @@ const refused = (chain: Chain, problem: InvalidInput): Effect.Effect<Outcome.Out
  * }
  * ```
  *
+ * @category modes
  * @since 0.2.0
  */
 export const loop = <R>(
@@ -127,6 +130,7 @@ export const loop = <R>(
  * const program = Chain.run(chain, { mode: Mode.whileNeedsResponse, maxRuns: 10 })
  * ```
  *
+ * @category modes
  * @since 0.1.0
  */
 export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
@@ -155,6 +159,7 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
  * const program = Chain.run(chain, { mode: Mode.untilSuccess, maxFailures: 2 })
  * ```
  *
+ * @category modes
  * @since 0.1.0
  */
 export const untilSuccess: Mode<ChatModel> = (chain, options) => {
@@ -189,6 +194,7 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * })
  * ```
  *
+ * @category modes
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = (chain, options) => {
@@ -235,6 +241,7 @@ export const step: Mode<ChatModel> = (chain, options) => {
  * const program = Chain.run(chain, { mode: Mode.untilToolUsed("submit_answer"), maxRuns: 5 })
  * ```
  *
+ * @category modes
  * @since 0.1.0
  */
 export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatModel> => {

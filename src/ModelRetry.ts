@@ -28,6 +28,7 @@ import { InvalidInput } from "./LoopError.ts"
  * const options: ModelRetry.Options = { times: 5, base: "1 second" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -49,6 +50,7 @@ export interface Options {
  * // false
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isRetryable = (error: ChatModelError): boolean =>
@@ -66,6 +68,7 @@ export const isRetryable = (error: ChatModelError): boolean =>
  * // Duration.millis(1500)
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const retryAfter = (error: ChatModelError): Duration.Duration =>
@@ -115,6 +118,7 @@ const optionsProblem = (options: unknown): InvalidInput | undefined => {
  * const run = Chain.run(chain, { mode: Mode.whileNeedsResponse, retry: ModelRetry.schedule({ times: 4 }) })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const schedule = (options?: Options): Schedule.Schedule<Duration.Duration, ChatModelError> => {

@@ -45,6 +45,7 @@ import type { Chain, ModelResponse } from "./internal/chain.ts"
  * const nudge = NoToolPolicy.remind("Use the submit tool to give your answer.")
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Remind {
@@ -62,6 +63,7 @@ export interface Remind {
  * const fallback = NoToolPolicy.result({ answer: 42 })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Result {
@@ -80,6 +82,7 @@ export interface Result {
  * const decision: NoToolPolicy.Decision = "done"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Decision = "done" | "user" | (string & {}) | Remind | Result
@@ -96,6 +99,7 @@ export type Decision = "done" | "user" | (string & {}) | Remind | Result
  *   response.text.includes("DONE") ? "done" : "Call a tool, or say DONE."
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Policy = Decision | ((response: ModelResponse, chain: Chain) => Decision | Effect.Effect<Decision>)
@@ -110,6 +114,7 @@ export type Policy = Decision | ((response: ModelResponse, chain: Chain) => Deci
  * NoToolPolicy.remind("done") // sends the word "done" to the model
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const remind = (text: string): Remind => ({ _tag: "Remind", text })
@@ -124,6 +129,7 @@ export const remind = (text: string): Remind => ({ _tag: "Remind", text })
  * NoToolPolicy.result(null)
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const result = (value: unknown): Result => ({ _tag: "Result", result: value })
@@ -140,6 +146,7 @@ export const result = (value: unknown): Result => ({ _tag: "Result", result: val
  * // "You answered without calling a tool. To finish, call submit."
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const reminderFor = (names: ReadonlyArray<string>): string =>
@@ -159,6 +166,7 @@ export const reminderFor = (names: ReadonlyArray<string>): string =>
  * NoToolPolicy.isDecision(42) // false
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isDecision = (u: unknown): u is Decision => {

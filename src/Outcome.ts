@@ -46,6 +46,7 @@ import { ToolCall, type ToolResult } from "./ToolCall.ts"
  * const reason: Outcome.OkReason = "done"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type OkReason = keyof OkExtra
@@ -62,6 +63,7 @@ export type OkReason = keyof OkExtra
  *   outcome._tag === "Ok" && outcome.reason === "tool-used" ? outcome.extra.encoded : undefined
  * ```
  *
+ * @category models
  * @since 0.2.0
  */
 export interface OkExtra {
@@ -110,6 +112,7 @@ type Tools = Record<string, Tool.Any>
  * const reason: Outcome.PauseReason = { _tag: "StopRequested" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const PauseReason = Schema.Union([
@@ -121,6 +124,7 @@ export const PauseReason = Schema.Union([
 ]).annotate({ identifier: "PauseReason" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type PauseReason = typeof PauseReason.Type
@@ -136,6 +140,7 @@ export type PauseReason = typeof PauseReason.Type
  * const next = new Outcome.Continue(chain)
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export class Continue<T extends Tools = {}> {
@@ -157,6 +162,7 @@ export class Continue<T extends Tools = {}> {
  * const done = new Outcome.Ok(chain, "done")
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export class Ok<Reason extends OkReason = OkReason, T extends Tools = {}> {
@@ -182,6 +188,7 @@ export class Ok<Reason extends OkReason = OkReason, T extends Tools = {}> {
  * const results = (ok: Outcome.AnyOk) => ok.reason === "return-behavior" ? ok.extra.length : 0
  * ```
  *
+ * @category models
  * @since 0.2.0
  */
 export type AnyOk<T extends Tools = {}> = { readonly [R in OkReason]: Ok<R, T> }[OkReason]
@@ -197,6 +204,7 @@ export type AnyOk<T extends Tools = {}> = { readonly [R in OkReason]: Ok<R, T> }
  * const paused = new Outcome.Pause(chain, { _tag: "StopRequested" })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export class Pause<T extends Tools = {}> {
@@ -220,6 +228,7 @@ export class Pause<T extends Tools = {}> {
  * const failed = new Outcome.Error(chain, new LoopError.MaxRunsExceeded({ runs: 3, maxRuns: 3 }))
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class Error<T extends Tools = {}> {
@@ -242,6 +251,7 @@ export class Error<T extends Tools = {}> {
  * const isDone = (outcome: Outcome.Outcome) => outcome._tag === "Ok"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Outcome<T extends Tools = {}> = Continue<T> | AnyOk<T> | Pause<T> | Error<T>
@@ -256,6 +266,7 @@ export type Outcome<T extends Tools = {}> = Continue<T> | AnyOk<T> | Pause<T> | 
  * const chainOf = (outcome: Outcome.Terminal) => outcome.chain
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Terminal<T extends Tools = {}> = AnyOk<T> | Pause<T> | Error<T>
@@ -272,6 +283,7 @@ export type Terminal<T extends Tools = {}> = AnyOk<T> | Pause<T> | Error<T>
  * const describe = (outcome: Outcome.Final) => outcome._tag === "Ok" ? outcome.reason : outcome.reason._tag
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Final<T extends Tools = {}> = AnyOk<T> | Pause<T>
@@ -287,6 +299,7 @@ export type Final<T extends Tools = {}> = AnyOk<T> | Pause<T>
  * Outcome.isTerminal(new Outcome.Continue(chain)) // false
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isTerminal = (outcome: Outcome): outcome is Terminal => outcome._tag !== "Continue"

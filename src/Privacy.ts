@@ -50,6 +50,7 @@ import * as Redact from "./internal/redact.ts"
  * // '{"api_key": "[REDACTED]", "max_tokens": 100}'
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const redactSecrets: (text: string) => string = Redact.redactSecrets
@@ -97,6 +98,7 @@ export const redactSecrets: (text: string) => string = Redact.redactSecrets
  * })
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export const OmitContent = Context.Reference<boolean>("loopwork/Privacy/OmitContent", { defaultValue: () => false })
@@ -117,6 +119,7 @@ export const OmitContent = Context.Reference<boolean>("loopwork/Privacy/OmitCont
  * // RunFinished { reason: "done", text: "", chain: { _tag: "ChainSummary", messages: 2, runCount: 1 } }, no TextDelta
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const layerOmitContent: Layer.Layer<never> = Layer.succeed(OmitContent, true)
@@ -136,6 +139,7 @@ export const layerOmitContent: Layer.Layer<never> = Layer.succeed(OmitContent, t
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const omitContent = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

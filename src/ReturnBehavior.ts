@@ -29,6 +29,7 @@ import type { Tool } from "effect/ai"
  * const behavior: ReturnBehavior.Kind = "IMMEDIATE_IF_LAST"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Kind = "TO_LLM" | "IMMEDIATE" | "IMMEDIATE_IF_LAST"
@@ -46,6 +47,7 @@ export type Kind = "TO_LLM" | "IMMEDIATE" | "IMMEDIATE_IF_LAST"
  *   .annotate(ReturnBehavior.Annotation, "IMMEDIATE")
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export const Annotation = Context.Reference<Kind>("loopwork/ReturnBehavior", {
@@ -63,6 +65,7 @@ export const Annotation = Context.Reference<Kind>("loopwork/ReturnBehavior", {
  * ReturnBehavior.of(Tool.make("t")) // "TO_LLM"
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const of = (tool: Tool.Any): Kind => Context.get(tool.annotations, Annotation)
@@ -80,6 +83,7 @@ export const of = (tool: Tool.Any): Kind => Context.get(tool.annotations, Annota
  * ReturnBehavior.returnsImmediately(["IMMEDIATE"], true) // false
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const returnsImmediately = (behaviors: ReadonlyArray<Kind>, anyFailed: boolean): boolean => {

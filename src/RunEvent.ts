@@ -64,6 +64,7 @@ export {
  * )
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Observer {
@@ -89,6 +90,7 @@ const none: Observer = { emit: () => Effect.void, streaming: false }
  * const unobserved = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, RunEvent.Observer, RunEvent.silent)
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const silent: Observer = none
@@ -108,6 +110,7 @@ export const silent: Observer = none
  * })
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export const Observer = Context.Reference<Observer>("loopwork/RunEvent/Observer", { defaultValue: () => none })
@@ -123,6 +126,7 @@ export const Observer = Context.Reference<Observer>("loopwork/RunEvent/Observer"
  * const watched = Effect.map(Effect.service(RunEvent.Observer), RunEvent.isActive)
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isActive = (observer: Observer): boolean => observer !== none
@@ -143,6 +147,7 @@ export const isActive = (observer: Observer): boolean => observer !== none
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const emitTo = (observer: Observer, event: RunEvent): Effect.Effect<void> =>

@@ -44,6 +44,7 @@ const TypeId = "~loopwork/StopSignal" as const
  * })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StopSignal {
@@ -83,6 +84,7 @@ const notASignal = (operation: string, value: unknown): Effect.Effect<void> =>
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make: Effect.Effect<StopSignal> = Effect.sync(() => new SignalImpl())
@@ -98,6 +100,7 @@ export const make: Effect.Effect<StopSignal> = Effect.sync(() => new SignalImpl(
  * const onCancelClicked = StopSignal.request(stop)
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const request = (signal: StopSignal): Effect.Effect<void> =>
@@ -118,6 +121,7 @@ export const request = (signal: StopSignal): Effect.Effect<void> =>
  * const beforeResume = StopSignal.clear(stop)
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const clear = (signal: StopSignal): Effect.Effect<void> =>
@@ -161,6 +165,7 @@ export const clear = (signal: StopSignal): Effect.Effect<void> =>
  * })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const interrupt = (signal: StopSignal): Effect.Effect<void> =>
@@ -196,6 +201,7 @@ export const raceInterrupt = <A, E, R>(signal: StopSignal, work: Effect.Effect<A
  * const raised = StopSignal.isRequested(stop)
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isRequested = (signal: StopSignal): Effect.Effect<boolean> =>
@@ -218,6 +224,7 @@ export const isRequested = (signal: StopSignal): Effect.Effect<boolean> =>
  * const stop = StopSignal.fromAbortSignal(controller.signal)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const fromAbortSignal = (abort: AbortSignal): StopSignal => {
@@ -249,6 +256,7 @@ export const fromAbortSignal = (abort: AbortSignal): StopSignal => {
  * StopSignal.isStopSignal({}) // false
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isStopSignal = (u: unknown): u is StopSignal => u instanceof SignalImpl

@@ -20,6 +20,7 @@ import { Schema } from "effect"
  * const call: ToolCall.ToolCall = { id: "call_1", name: "search", params: { query: "effect" } }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const ToolCall = Schema.Struct({
@@ -29,6 +30,7 @@ export const ToolCall = Schema.Struct({
 }).annotate({ identifier: "ToolCall" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
@@ -46,11 +48,13 @@ export interface ToolCall extends Schema.Schema.Type<typeof ToolCall> {}
  * const origin: ToolCall.FailureOrigin = "parameters"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const FailureOrigin = Schema.Literals(["unknown-tool", "parameters", "handler", "result", "timeout"])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type FailureOrigin = typeof FailureOrigin.Type
@@ -74,6 +78,7 @@ export type FailureOrigin = typeof FailureOrigin.Type
  * }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolResult {
@@ -101,6 +106,7 @@ export interface ToolResult {
  * Schema.decodeUnknownSync(ToolCall.ToolResultEncoded)({ id: "1", name: "t", isFailure: false, encoded: 1 })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const ToolResultEncoded = Schema.Struct({
@@ -129,6 +135,7 @@ export const ToolResultEncoded = Schema.Struct({
  * const state: ToolCall.CallState = { _tag: "Rejected", message: "Not on a Friday." }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const CallState = Schema.Union([
@@ -139,6 +146,7 @@ export const CallState = Schema.Union([
 ]).annotate({ identifier: "CallState" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type CallState = typeof CallState.Type

@@ -49,6 +49,7 @@ import type { ToolCall } from "./ToolCall.ts"
  * const kind: ToolFailurePolicy.Kind = "timeout"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Kind = "unknown-tool" | "parameters" | "handler" | "result" | "timeout" | "rejected"
@@ -63,6 +64,7 @@ export type Kind = "unknown-tool" | "parameters" | "handler" | "result" | "timeo
  * ToolFailurePolicy.kinds.length // 6
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const kinds: ReadonlyArray<Kind> = ["unknown-tool", "parameters", "handler", "result", "timeout", "rejected"]
@@ -79,6 +81,7 @@ export const kinds: ReadonlyArray<Kind> = ["unknown-tool", "parameters", "handle
  * const describe = (failure: ToolFailurePolicy.ToolFailure) => `${failure.kind}: ${failure.message}`
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolFailure {
@@ -98,6 +101,7 @@ export interface ToolFailure {
  * const decision: ToolFailurePolicy.Repair = ToolFailurePolicy.retryWith({ city: "Lisbon" })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Repair =
@@ -118,6 +122,7 @@ export type Repair =
  * const fixed = ToolFailurePolicy.retryWith({ city: "Lisbon" })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const retryWith = (params: unknown): Repair => ({ _tag: "RetryWith", params })
@@ -133,6 +138,7 @@ export const retryWith = (params: unknown): Repair => ({ _tag: "RetryWith", para
  * const cached = ToolFailurePolicy.succeedWith({ celsius: 20 })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const succeedWith = (result: unknown): Repair => ({ _tag: "SucceedWith", result })
@@ -147,6 +153,7 @@ export const succeedWith = (result: unknown): Repair => ({ _tag: "SucceedWith", 
  * const decision = ToolFailurePolicy.feedBack
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const feedBack: Repair = { _tag: "FeedBack" }
@@ -161,6 +168,7 @@ export const feedBack: Repair = { _tag: "FeedBack" }
  * const decision = ToolFailurePolicy.fail
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const fail: Repair = { _tag: "Fail" }
@@ -177,6 +185,7 @@ export const fail: Repair = { _tag: "Fail" }
  *   Effect.succeed(failure.call.name === "search" ? ToolFailurePolicy.succeedWith([]) : ToolFailurePolicy.feedBack)
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Policy = "feed-back" | "fail" | ((failure: ToolFailure) => Effect.Effect<Repair>)
@@ -192,6 +201,7 @@ export type Policy = "feed-back" | "fail" | ((failure: ToolFailure) => Effect.Ef
  * const options: ToolFailurePolicy.Options = { "unknown-tool": "fail", timeout: "fail" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Options = { readonly [K in Kind]?: Policy | undefined } & {
@@ -210,6 +220,7 @@ export type Options = { readonly [K in Kind]?: Policy | undefined } & {
  * // "Tool call 'wire_transfer' was rejected by a human reviewer."
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const rejectedMessage = (tool: string): string => `Tool call '${tool}' was rejected by a human reviewer.`

@@ -25,6 +25,7 @@ import type { Tool } from "effect/ai"
  *   .annotate(ToolTimeout.Annotation, "5 seconds")
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export const Annotation = Context.Reference<Duration.Input | undefined>("loopwork/ToolTimeout", {
@@ -42,6 +43,7 @@ export const Annotation = Context.Reference<Duration.Input | undefined>("loopwor
  * ToolTimeout.of(Tool.make("ping")) // undefined
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const of = (tool: Tool.Any): Duration.Input | undefined => Context.get(tool.annotations, Annotation)

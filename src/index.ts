@@ -8,7 +8,7 @@
 export * as Approval from "./Approval.ts"
 /** Immutable loop state, its JSON codec, and `run`. @since 0.1.0 */
 export * as Chain from "./Chain.ts"
-/** The model port, the effect/ai adapter and the scripted model. @since 0.1.0 */
+/** The model port and the effect/ai adapter (the scripted model: `loopwork/testing`). @since 0.1.0 */
 export * as ChatModel from "./ChatModel.ts"
 /** A tool handler's run-time signal that its result is the final answer. @since 0.1.0 */
 export * as DirectReturn from "./DirectReturn.ts"

@@ -61,6 +61,7 @@ import * as ToProvider from "./internal/toProvider.ts"
  * const options: AiSdkModel.Options = { timeout: "60 seconds", callOptions: { temperature: 0 } }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -88,6 +89,7 @@ export interface Options {
  * // [{ role: "user", content: [{ type: "text", text: "Hi" }] }]
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const toProviderPrompt = ToProvider.toProviderPrompt
@@ -107,6 +109,7 @@ export const toProviderPrompt = ToProvider.toProviderPrompt
  * // { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: true }
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const toProviderTools = ToProvider.toProviderTools
@@ -129,6 +132,7 @@ export const toProviderTools = ToProvider.toProviderTools
  * )
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const fromProviderContent = FromProvider.fromProviderContent
@@ -148,6 +152,7 @@ export const fromProviderContent = FromProvider.fromProviderContent
  * AiSdkModel.retryAfterMillis({ "retry-after": "2" }, 0) // 2000
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const retryAfterMillis = Errors.retryAfterMillis
@@ -166,6 +171,7 @@ export const retryAfterMillis = Errors.retryAfterMillis
  * AiSdkModel.failureOf(new Error("socket hang up")).retryable // true
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const failureOf = Errors.failureOf
@@ -186,6 +192,7 @@ export const failureOf = Errors.failureOf
  * const model = AiSdkModel.make(createOpenAI({ apiKey: "sk-..." }).chat("gpt-4.1-mini"))
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (
@@ -300,6 +307,7 @@ const streamWith = (model: LanguageModelV4, built: Build, timeout: Duration.Dura
  * )
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const fromAiSdk = (model: LanguageModelV4, options?: Options): Layer.Layer<ChatModel, InvalidInput> =>

@@ -30,6 +30,7 @@ import type { ValidationError } from "./EnsembleError.ts"
  * const roles = (agents: ReadonlyArray<Agent.Any>) => agents.map((agent) => agent.role)
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Any {
@@ -66,6 +67,7 @@ export interface Any {
  * writer.maxIterations // 25
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Agent<Tools extends Record<string, Tool.Any> = {}> extends Any {
@@ -83,6 +85,7 @@ export interface Agent<Tools extends Record<string, Tool.Any> = {}> extends Any 
  * const options: Agent.Options<{}> = { role: "Researcher", goal: "Find sources", maxIterations: 10 }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options<Tools extends Record<string, Tool.Any>> {
@@ -107,6 +110,7 @@ export interface Options<Tools extends Record<string, Tool.Any>> {
  * Agent.defaults.maxIterations // 25
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const defaults = {
@@ -137,6 +141,7 @@ export const defaults = {
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <Tools extends Record<string, Tool.Any> = {}>(

@@ -21,6 +21,7 @@ import type { TaskOutput } from "./TaskOutput.ts"
  * AgentPrompt.system(writer).startsWith("You are Writer.") // true
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const system = (agent: AnyAgent): string => {
@@ -45,6 +46,7 @@ export const system = (agent: AnyAgent): string => {
  * const input: AgentPrompt.TaskInput = { description: "Summarise", expectedOutput: "One paragraph", context: [] }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface TaskInput {
@@ -67,6 +69,7 @@ export interface TaskInput {
  * // "## Task\nSummarise\n\n## Expected output\nOne paragraph"
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const user = (input: TaskInput): string => {
@@ -93,6 +96,7 @@ export const user = (input: TaskInput): string => {
  * AgentPrompt.outputFormat({ type: "number" }).includes("\"type\": \"number\"") // true
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const outputFormat = (jsonSchema: unknown): string =>
@@ -109,6 +113,7 @@ export const outputFormat = (jsonSchema: unknown): string =>
  * AgentPrompt.correction("Expected number", "ten", { type: "number" }).startsWith("Your answer could not be read") // true
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const correction = (error: string, previous: string, jsonSchema: unknown): string =>

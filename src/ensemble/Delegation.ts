@@ -20,11 +20,13 @@ import { Schema } from "effect"
  * const status: Delegation.DelegationStatus = "SUCCESS"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const DelegationStatus = Schema.Literals(["SUCCESS", "FAILURE", "PARTIAL"]).annotate({ identifier: "DelegationStatus" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type DelegationStatus = typeof DelegationStatus.Type
@@ -39,6 +41,7 @@ export type DelegationStatus = typeof DelegationStatus.Type
  * const priority: Delegation.DelegationPriority = "NORMAL"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const DelegationPriority = Schema.Literals(["LOW", "NORMAL", "HIGH", "CRITICAL"]).annotate({
@@ -46,6 +49,7 @@ export const DelegationPriority = Schema.Literals(["LOW", "NORMAL", "HIGH", "CRI
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type DelegationPriority = typeof DelegationPriority.Type
@@ -68,6 +72,7 @@ export type DelegationPriority = typeof DelegationPriority.Type
  * }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const DelegationRequest = Schema.Struct({
@@ -82,6 +87,7 @@ export const DelegationRequest = Schema.Struct({
 }).annotate({ identifier: "DelegationRequest" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface DelegationRequest extends Schema.Schema.Type<typeof DelegationRequest> {}
@@ -99,6 +105,7 @@ export interface DelegationRequest extends Schema.Schema.Type<typeof DelegationR
  * const ok = (response: Delegation.DelegationResponse) => response.status === "SUCCESS"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const DelegationResponse = Schema.Struct({
@@ -114,6 +121,7 @@ export const DelegationResponse = Schema.Struct({
 }).annotate({ identifier: "DelegationResponse" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface DelegationResponse extends Schema.Schema.Type<typeof DelegationResponse> {}
@@ -130,6 +138,7 @@ export interface DelegationResponse extends Schema.Schema.Type<typeof Delegation
  *   `${record.delegatingRole} → ${record.request.agentRole}: ${record.response.status}`
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const DelegationRecord = Schema.Struct({
@@ -141,6 +150,7 @@ export const DelegationRecord = Schema.Struct({
 }).annotate({ identifier: "DelegationRecord" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface DelegationRecord extends Schema.Schema.Type<typeof DelegationRecord> {}

@@ -68,6 +68,7 @@ import type { Workflow } from "./Workflow.ts"
  * type None = Ensemble.HandlersOfAgent<never> // never
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type HandlersOfAgent<A> = A extends { readonly "~tools"?: infer Tools }
@@ -85,6 +86,7 @@ export type HandlersOfAgent<A> = A extends { readonly "~tools"?: infer Tools }
  * const size = (ensemble: Ensemble.Ensemble) => ensemble.tasks.length
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Ensemble<R = never> extends Internal.Fields {
@@ -105,6 +107,7 @@ export interface Ensemble<R = never> extends Internal.Fields {
  * const config: Ensemble.Config<ReadonlyArray<Agent.Any>> = { agents: [writer], tasks: [write] }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Config<Agents extends ReadonlyArray<Agent.Any>> {
@@ -155,6 +158,7 @@ export interface Config<Agents extends ReadonlyArray<Agent.Any>> {
  * Ensemble.defaults.maxDelegationDepth // 3
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const defaults = Internal.defaults
@@ -187,6 +191,7 @@ export const defaults = Internal.defaults
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <const Agents extends ReadonlyArray<Agent.Any>>(
@@ -219,6 +224,7 @@ export const make = <const Agents extends ReadonlyArray<Agent.Any>>(
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const run = <R>(
@@ -244,6 +250,7 @@ export const run = <R>(
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const stream = <R>(
@@ -276,6 +283,7 @@ export const stream = <R>(
  * })
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export class Service extends Context.Service<Service, {
@@ -302,6 +310,7 @@ export class Service extends Context.Service<Service, {
  * const live = TeamLayer.pipe(Layer.provide(ChatModel.scripted([{ text: "…" }]).layer))
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const layer = <const Agents extends ReadonlyArray<Agent.Any>>(

@@ -33,6 +33,7 @@ import { TaskOutput } from "./TaskOutput.ts"
  * new EnsembleError.ValidationError({ message: "Agent role must not be blank" }).message
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
@@ -50,6 +51,7 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
  * // "Missing template variables: [topic]. Provide them in run(inputs). Template: 'Research {topic}'"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class PromptTemplateError extends Schema.TaggedError<PromptTemplateError>()("PromptTemplateError", {
@@ -80,6 +82,7 @@ export class PromptTemplateError extends Schema.TaggedError<PromptTemplateError>
  * // "Task 'Write the report' (agent 'Writer') failed: The model call failed: overloaded"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()("TaskExecutionError", {
@@ -112,6 +115,7 @@ export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()
  * // "1 task(s) failed: 'Fetch prices' (Analyst): timed out; skipped because a task they depend on failed: 'Compare prices'"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ParallelExecutionError extends Schema.TaggedError<ParallelExecutionError>()("ParallelExecutionError", {
@@ -146,6 +150,7 @@ export class ParallelExecutionError extends Schema.TaggedError<ParallelExecution
  * // "Hierarchical constraint violated: Required worker 'Reviewer' was not delegated to during this run."
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ConstraintViolationError extends Schema.TaggedError<ConstraintViolationError>()("ConstraintViolationError", {
@@ -176,6 +181,7 @@ export class ConstraintViolationError extends Schema.TaggedError<ConstraintViola
  * // "The run used up its budget of 50 delegations (maxDelegations) and was stopped after 0 completed output(s). If the work needs more, raise maxDelegations in Ensemble.make; if not, look for an agent that delegates in a loop."
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class BudgetExceededError extends Schema.TaggedError<BudgetExceededError>()("BudgetExceededError", {
@@ -202,6 +208,7 @@ export class BudgetExceededError extends Schema.TaggedError<BudgetExceededError>
  * const describe = (error: EnsembleError.EnsembleError) => `${error._tag}: ${error.message}`
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export type EnsembleError =

@@ -49,6 +49,7 @@ export { EnsembleEvent } from "./internal/events.ts"
  * const logged = Effect.provideService(EnsembleEvent.Sink, { publish: (event) => Effect.log(event._tag) })
  * ```
  *
+ * @category services
  * @since 0.1.0
  */
 export const Sink = Context.Reference<{ readonly publish: (event: EnsembleEvent) => Effect.Effect<void> }>(
@@ -70,6 +71,7 @@ const dropAll = { publish: (_: EnsembleEvent) => Effect.void }
  * const watched = Effect.map(Effect.service(EnsembleEvent.Sink), EnsembleEvent.isWatched)
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isWatched = (sink: { readonly publish: (event: EnsembleEvent) => Effect.Effect<void> }): boolean =>
@@ -87,6 +89,7 @@ export const isWatched = (sink: { readonly publish: (event: EnsembleEvent) => Ef
  * const started = EnsembleEvent.publish({ _tag: "TaskStarted", taskDescription: "Write", agentRole: "Writer" })
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const publish = (event: EnsembleEvent): Effect.Effect<void> =>

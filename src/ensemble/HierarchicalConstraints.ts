@@ -45,6 +45,7 @@ import * as Role from "./Role.ts"
  * }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const HierarchicalConstraints = Schema.Struct({
@@ -56,6 +57,7 @@ export const HierarchicalConstraints = Schema.Struct({
 }).annotate({ identifier: "HierarchicalConstraints" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface HierarchicalConstraints extends Schema.Schema.Type<typeof HierarchicalConstraints> {}
@@ -106,6 +108,7 @@ const Shape = Schema.Struct({
  * // "HierarchicalConstraints.allowedWorkers must be an array of roles, got: \"Writer\""
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const shapeProblem = (u: unknown): string | undefined => (u === undefined ? undefined : problem(Shape, u))
@@ -123,6 +126,7 @@ export const shapeProblem = (u: unknown): string | undefined => (u === undefined
  * // "HierarchicalConstraints.allowedWorkers references unknown agent: 'Editor'"
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const check = (constraints: HierarchicalConstraints, roles: ReadonlyArray<string>): string | undefined =>

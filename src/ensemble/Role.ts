@@ -16,6 +16,7 @@
  * Role.key("  Researcher ") // "researcher"
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const key = (role: string): string => role.trim().toLowerCase()
@@ -30,6 +31,7 @@ export const key = (role: string): string => role.trim().toLowerCase()
  * Role.same("researcher", "Researcher") // true
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const same = (a: string, b: string): boolean => key(a) === key(b)

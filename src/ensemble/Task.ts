@@ -30,6 +30,7 @@ import type { ValidationError } from "./EnsembleError.ts"
  * const describe = (task: Task.Task) => `${task.agent.role}: ${task.description}`
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Task {
@@ -61,6 +62,7 @@ export interface Task {
  * }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -83,6 +85,7 @@ export interface Options {
  * Task.defaults.maxOutputRetries // 3
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const defaults = { maxOutputRetries: 3 } as const
@@ -107,6 +110,7 @@ export const defaults = { maxOutputRetries: 3 } as const
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (options: Options): Effect.Effect<Task, ValidationError> =>

@@ -19,6 +19,7 @@ import { DelegationRecord } from "./Delegation.ts"
  * const summary = (output: TaskOutput.TaskOutput) => `${output.agentRole}: ${output.raw}`
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const TaskOutput = Schema.Struct({
@@ -32,6 +33,7 @@ export const TaskOutput = Schema.Struct({
 }).annotate({ identifier: "TaskOutput" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface TaskOutput extends Schema.Schema.Type<typeof TaskOutput> {}
@@ -49,6 +51,7 @@ export interface TaskOutput extends Schema.Schema.Type<typeof TaskOutput> {}
  * const report = (output: TaskOutput.EnsembleOutput) => output.raw
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const EnsembleOutput = Schema.Struct({
@@ -61,6 +64,7 @@ export const EnsembleOutput = Schema.Struct({
 }).annotate({ identifier: "EnsembleOutput" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface EnsembleOutput extends Schema.Schema.Type<typeof EnsembleOutput> {}

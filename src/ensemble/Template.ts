@@ -24,6 +24,7 @@ const placeholder = /\{\{(\w+)\}\}|\{(\w+)\}/g
  * Template.variables("Research {topic} for {audience}; keep {{braces}}") // ["topic", "audience"]
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const variables = (template: string): ReadonlyArray<string> => {
@@ -51,6 +52,7 @@ const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, st
  * Effect.runSync(Template.resolve("Research {topic}", { topic: "Effect" })) // "Research Effect"
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const resolve = (

@@ -24,11 +24,13 @@ import { Schema } from "effect"
  * const workflow: Workflow.Workflow = "SEQUENTIAL"
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const Workflow = Schema.Literals(["SEQUENTIAL", "PARALLEL", "HIERARCHICAL"]).annotate({ identifier: "Workflow" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Workflow = typeof Workflow.Type

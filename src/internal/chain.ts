@@ -25,6 +25,7 @@ export const ChainTypeId = "~loopwork/Chain" as const
  * const context: Record<string, Chain.Json> = { userId: "u1", flags: [1, 2] }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type Json = Schema.Json
@@ -40,6 +41,7 @@ export type Json = Schema.Json
  * const response: Chain.ModelResponse = { text: "Done", toolCalls: [], finishReason: "stop" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const ModelResponse = Schema.Struct({
@@ -50,6 +52,7 @@ export const ModelResponse = Schema.Struct({
 }).annotate({ identifier: "ModelResponse" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export interface ModelResponse extends Schema.Schema.Type<typeof ModelResponse> {}
@@ -64,6 +67,7 @@ export interface ModelResponse extends Schema.Schema.Type<typeof ModelResponse> 
  * const runs = (fields: Chain.Fields) => fields.runCount
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Fields {
@@ -93,6 +97,7 @@ export interface Fields {
  * chain.needsResponse // true
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export class Chain<Tools extends Record<string, Tool.Any> = {}> implements Fields {
@@ -184,6 +189,7 @@ Object.defineProperty(Chain.prototype, "pipe", {
  * Chain.isChain(Chain.make({ user: "Hi" })) // true
  * ```
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isChain = (u: unknown): u is Chain => u instanceof Chain
@@ -228,6 +234,7 @@ export const bareChain = <Tools extends Record<string, Tool.Any>>(messages: Read
  * Chain.text(Chain.make({ user: "Hi" })) // ""
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const text = (chain: Chain): string => chain.lastResponse?.text ?? ""

@@ -85,6 +85,7 @@ const decodeDocument = Schema.decodeUnknownEffect(Document)
  * const json = Chain.encode(Chain.make({ user: "Hi" })).pipe(Effect.map(JSON.stringify))
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typeof Document.Encoded, ChainCodecError> => {
@@ -240,6 +241,7 @@ const restoreResults = (
  * const options: Chain.DecodeOptions<{}> = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
@@ -270,6 +272,7 @@ export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const decode = <Tools extends Record<string, Tool.Any> = {}>(

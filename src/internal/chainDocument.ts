@@ -22,6 +22,7 @@ import type * as Signature from "./signature.ts"
  * Chain.formatVersion // 2
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const formatVersion = 2
@@ -48,6 +49,7 @@ export const StoredResult = Schema.Struct({
  * type Stored = typeof Chain.Document.Encoded
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const Document = Schema.Struct({
@@ -77,6 +79,7 @@ export const Document = Schema.Struct({
  * // "Cannot decode chain: not JSON"
  * ```
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("ChainCodecError", {
@@ -102,6 +105,7 @@ export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("Chai
  * const signingKey: Chain.SigningKey = Redacted.make(process.env.CHAIN_SIGNING_KEY ?? "")
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type SigningKey = Signature.Key
@@ -117,6 +121,7 @@ export type SigningKey = Signature.Key
  * const options: Chain.EncodeOptions = { signingKey: Redacted.make("a secret of at least thirty-two bytes!") }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface EncodeOptions {

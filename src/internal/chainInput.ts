@@ -22,6 +22,7 @@ import { bareChain, Chain, emptyToolkit, freshChain, isChain, type Json } from "
  * const options: Chain.MakeOptions<{}> = { system: "Be brief.", user: ["Hi", "Who are you?"] }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface MakeOptions<Tools extends Record<string, Tool.Any>> {
@@ -60,6 +61,7 @@ export interface MakeOptions<Tools extends Record<string, Tool.Any>> {
  * const chain = Chain.make({ system: "You research.", user: "What is Effect?", toolkit: Toolkit.make(Search) })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeOptions<Tools>): Chain<Tools> => {
@@ -254,6 +256,7 @@ const callsProblem = (list: unknown, field: string): InvalidInput | undefined =>
  * next.messages.length // 2
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const addUser = (text: string) => {

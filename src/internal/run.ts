@@ -35,6 +35,7 @@ import { encode } from "./chainCodec.ts"
  * const options: Chain.RunOptions<ChatModel.ChatModel> = { mode: Mode.whileNeedsResponse, maxRuns: 10 }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type RunOptions<R = never, O extends Options = Options> = O & {
@@ -52,6 +53,7 @@ export type RunOptions<R = never, O extends Options = Options> = O & {
  * type None = Chain.HandlersOf<{}> // never
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFor<
@@ -82,6 +84,7 @@ export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFo
  * // Effect.runPromise(program) resolves to "Hello!"
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(
@@ -204,6 +207,7 @@ const reported = <R>(
  * const options: Chain.StreamOptions<ChatModel.ChatModel> = { mode: Mode.whileNeedsResponse, bufferSize: 64 }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export type StreamOptions<R = never, O extends Options = Options> = RunOptions<R, O> & {
@@ -233,6 +237,7 @@ export type StreamOptions<R = never, O extends Options = Options> = RunOptions<R
  * )
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(

@@ -17,6 +17,7 @@ import { PauseReason } from "../Outcome.ts"
  * const usage: RunEvent.Usage = { inputTokens: 120, outputTokens: 14 }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const Usage = Schema.Struct({
@@ -25,6 +26,7 @@ export const Usage = Schema.Struct({
 }).annotate({ identifier: "Usage" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Usage = typeof Usage.Type
@@ -36,6 +38,7 @@ const CallNumber = Schema.Int
  * The run began. `runCount` is the chain's count of model calls so far (not
  * zero when a paused chain resumes).
  *
+ * @category models
  * @since 0.1.0
  */
 export const RunStarted = Schema.TaggedStruct("RunStarted", { messages: Schema.Int, runCount: Schema.Int })
@@ -45,6 +48,7 @@ export const RunStarted = Schema.TaggedStruct("RunStarted", { messages: Schema.I
  * It ends with `ModelCallFinished` or `ModelCallFailed`, or, when
  * `StopSignal.interrupt` abandons it, with the `RunPaused` that follows.
  *
+ * @category models
  * @since 0.1.0
  */
 export const ModelCallStarted = Schema.TaggedStruct("ModelCallStarted", {
@@ -59,6 +63,7 @@ export const ModelCallStarted = Schema.TaggedStruct("ModelCallStarted", {
  * (`ModelCallFailed`), its deltas are not part of the chain: a UI should
  * drop them. Not sent when `Privacy.OmitContent` is on.
  *
+ * @category models
  * @since 0.1.0
  */
 export const TextDelta = Schema.TaggedStruct("TextDelta", { call: CallNumber, delta: Schema.String })
@@ -67,6 +72,7 @@ export const TextDelta = Schema.TaggedStruct("TextDelta", { call: CallNumber, de
  * A model call ended with a response. `text` is the response's text (`""`
  * when `Privacy.OmitContent` is on).
  *
+ * @category models
  * @since 0.1.0
  */
 export const ModelCallFinished = Schema.TaggedStruct("ModelCallFinished", {
@@ -85,6 +91,7 @@ export const ModelCallFinished = Schema.TaggedStruct("ModelCallFinished", {
  * content-free one (`"The model call failed (HTTP 400): details omitted
  * (Privacy.OmitContent)"`): a provider's error text may quote the prompt.
  *
+ * @category models
  * @since 0.1.0
  */
 export const ModelCallFailed = Schema.TaggedStruct("ModelCallFailed", {
@@ -103,6 +110,7 @@ export const ModelCallFailed = Schema.TaggedStruct("ModelCallFailed", {
  * `params` are the call's arguments (absent when `Privacy.OmitContent` is
  * on).
  *
+ * @category models
  * @since 0.1.0
  */
 export const ToolCallStarted = Schema.TaggedStruct("ToolCallStarted", {
@@ -116,6 +124,7 @@ export const ToolCallStarted = Schema.TaggedStruct("ToolCallStarted", {
  * by its policy), rejected by a human, interrupted by `StopSignal.interrupt`
  * (it runs again on resume), or held for a decision or an external result.
  *
+ * @category models
  * @since 0.1.0
  */
 export const ToolCallStatus = Schema.Literals([
@@ -132,6 +141,7 @@ export const ToolCallStatus = Schema.Literals([
  * is sent; held calls have none, and no call has one when
  * `Privacy.OmitContent` is on.
  *
+ * @category models
  * @since 0.1.0
  */
 export const ToolCallFinished = Schema.TaggedStruct("ToolCallFinished", {
@@ -156,11 +166,13 @@ export const ToolCallFinished = Schema.TaggedStruct("ToolCallFinished", {
  * isSummary({ _tag: "ChainSummary", messages: 4, runCount: 2 }) // true
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const ChainSummary = Schema.TaggedStruct("ChainSummary", { messages: Schema.Int, runCount: Schema.Int })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ChainSummary = typeof ChainSummary.Type
@@ -171,6 +183,7 @@ export type ChainSummary = typeof ChainSummary.Type
  * With `Privacy.OmitContent` on it is a {@link ChainSummary} instead, and
  * the waiting calls of `reason` have `params: null`.
  *
+ * @category models
  * @since 0.1.0
  */
 export const RunPaused = Schema.TaggedStruct("RunPaused", { reason: PauseReason, chain: Schema.Unknown })
@@ -180,6 +193,7 @@ export const RunPaused = Schema.TaggedStruct("RunPaused", { reason: PauseReason,
  * chain's JSON document (`""` and a {@link ChainSummary} when
  * `Privacy.OmitContent` is on).
  *
+ * @category models
  * @since 0.1.0
  */
 export const RunFinished = Schema.TaggedStruct("RunFinished", {
@@ -197,6 +211,7 @@ export const RunFinished = Schema.TaggedStruct("RunFinished", {
  * for a model call the HTTP status (the `RunError` the run fails with keeps
  * its whole message).
  *
+ * @category models
  * @since 0.1.0
  */
 export const RunFailed = Schema.TaggedStruct("RunFailed", {
@@ -216,6 +231,7 @@ export const RunFailed = Schema.TaggedStruct("RunFailed", {
  * const json = Schema.encodeSync(RunEvent.RunEvent)({ _tag: "TextDelta", call: 1, delta: "Hel" })
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const RunEvent = Schema.Union([
@@ -232,6 +248,7 @@ export const RunEvent = Schema.Union([
 ]).annotate({ identifier: "RunEvent" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type RunEvent = typeof RunEvent.Type

@@ -21,6 +21,7 @@ import * as Outcome from "../Outcome.ts"
  * const twice = (step: Step.Step): Step.Step => (self) => step(step(self))
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Step<R = never> {
@@ -37,6 +38,7 @@ export interface Step<R = never> {
  * const begin = Step.start(Chain.make({ user: "Hi" }))
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Continue(chain))
@@ -55,6 +57,7 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
  * )
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outcome, never, R>): Step<R> => {
@@ -89,6 +92,7 @@ export const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effec
  *   Step.start(chain).pipe(Step.executeTools, Step.callLlm, Step.continueOrDone(loop))
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const continueOrDone = <O, R>(

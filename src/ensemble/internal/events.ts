@@ -18,6 +18,7 @@ import { EnsembleOutput } from "../TaskOutput.ts"
  * const line = (event: EnsembleEvent.EnsembleEvent) => event._tag
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export const EnsembleEvent = Schema.Union([
@@ -68,6 +69,7 @@ export const EnsembleEvent = Schema.Union([
 ]).annotate({ identifier: "EnsembleEvent" })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type EnsembleEvent = typeof EnsembleEvent.Type

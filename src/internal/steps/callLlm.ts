@@ -37,6 +37,7 @@ import { make, optionsProblem, refused, type Step } from "../step.ts"
  * // { retry: Schedule.spaced("1 second").pipe(Schedule.upTo({ times: 2 })) }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface CallOptions
@@ -208,6 +209,7 @@ export const callLlmStep = (options: CallOptions): Step<ChatModel> => {
  * const oneTurn = Step.start(Chain.make({ user: "Hi" })).pipe(Step.callLlm)
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const callLlm: Step<ChatModel> = callLlmStep({})
@@ -222,6 +224,7 @@ export const callLlm: Step<ChatModel> = callLlmStep({})
  * const forced = Step.callLlmWith({ toolChoice: "required" })
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const callLlmWith = (options: CallOptions): Step<ChatModel> => {

@@ -35,6 +35,7 @@ import { continued, make, optionsProblem, refused, type Step } from "../step.ts"
  * const options: Step.ToolOptions = { concurrency: 1, maxFailures: 5 }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolOptions extends Pick<Options, "concurrency" | "maxFailures" | "toolTimeout" | "onToolFailure" | "stop"> {}
@@ -198,6 +199,7 @@ export const executeToolsStep = (options: ToolOptions): Step => {
  * const ran = Step.start(chain).pipe(Step.executeTools)
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const executeTools: Step = executeToolsStep({})
@@ -212,6 +214,7 @@ export const executeTools: Step = executeToolsStep({})
  * const oneAtATime = Step.executeToolsWith({ concurrency: 1 })
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const executeToolsWith = (options: ToolOptions): Step => {

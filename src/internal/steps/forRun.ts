@@ -39,6 +39,7 @@ import { checkMaxRuns } from "./maxRuns.ts"
  * const steps = (chain: Chain.Chain, options: Mode.Options) => Step.forRun(chain, options)
  * ```
  *
+ * @category steps
  * @since 0.2.0
  */
 export const forRun = (
@@ -74,6 +75,7 @@ export const forRun = (
  * const roundChecks = (s: Step.RunSteps): ReadonlyArray<Step.Step> => [s.checkStop, s.checkDirectReturn]
  * ```
  *
+ * @category models
  * @since 0.2.0
  */
 export interface RunSteps {

@@ -38,6 +38,7 @@ import { continued, make, optionsProblem, refused, type Step } from "../step.ts"
  * const options: Step.MaxRunsOptions = { maxRuns: 10, since: 4, onMaxRuns: "final-answer" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface MaxRunsOptions extends Pick<Options, "maxRuns" | "onMaxRuns" | "retry" | "stop"> {
@@ -96,6 +97,7 @@ export type MaxRunsHandler = (chain: Chain, info: MaxRunsPolicy.Info) => Effect.
  * const answerAtTen = Step.checkMaxRuns({ maxRuns: 10, onMaxRuns: "final-answer" })
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export function checkMaxRuns(

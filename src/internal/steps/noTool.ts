@@ -51,6 +51,7 @@ export const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoT
  * const nudge = Step.checkNoTool("Please answer by calling the submit tool.")
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkNoTool = (policy: NoToolPolicy.Policy): Step => {

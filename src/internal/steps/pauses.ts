@@ -30,6 +30,7 @@ import { continued, make, refused, type Step } from "../step.ts"
  * })
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkStop = (signal: Signal): Step => {
@@ -53,6 +54,7 @@ export const checkStop = (signal: Signal): Step => {
  * const checked = Step.start(chain).pipe(Step.executeTools, Step.checkAwaiting)
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkAwaiting: Step = make((chain) => {
@@ -73,6 +75,7 @@ export const checkAwaiting: Step = make((chain) => {
  * const drain = Step.checkPause(() => draining)
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkPause = <R = never>(

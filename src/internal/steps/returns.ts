@@ -66,6 +66,7 @@ export const remember = (chain: Chain, results: ReadonlyArray<ToolResult>, memor
  * const options: Step.ReturnOptions = { returnMemory: "answer" }
  * ```
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ReturnOptions extends Pick<Options, "returnMemory"> {
@@ -112,6 +113,7 @@ export const checkReturnBehaviorStep = (options: ReturnOptions): Step => {
  * const checked = Step.start(chain).pipe(Step.executeTools, Step.checkReturnBehavior)
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkReturnBehavior: Step = checkReturnBehaviorStep({})
@@ -126,6 +128,7 @@ export const checkReturnBehavior: Step = checkReturnBehaviorStep({})
  * const withAnswer = Step.checkReturnBehaviorWith({ returnMemory: "answer" })
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkReturnBehaviorWith = (options: ReturnOptions): Step => {
@@ -147,6 +150,7 @@ export const checkReturnBehaviorWith = (options: ReturnOptions): Step => {
  * const checked = Step.start(chain).pipe(Step.executeTools, Step.checkDirectReturn())
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkDirectReturn = (options?: ReturnOptions): Step => {

@@ -23,6 +23,7 @@ import { continued, make, refused, type Step } from "../step.ts"
  * const untilSubmitted = Step.checkUntilTool(["submit"])
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
@@ -53,6 +54,7 @@ export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
  * const checked = Step.start(chain).pipe(Step.executeTools, Step.checkToolSuccess)
  * ```
  *
+ * @category steps
  * @since 0.1.0
  */
 export const checkToolSuccess: Step = make((chain) => {
