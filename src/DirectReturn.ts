@@ -34,17 +34,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect } from "effect"
-
-/** @internal the per-call cell a handler's signal is written to */
-export interface Cell {
-  directReturn: boolean
-}
-
-/** @internal */
-export const CurrentCall = Context.Reference<Cell>("loopwork/DirectReturn/CurrentCall", {
-  defaultValue: () => ({ directReturn: false })
-})
+import { Effect } from "effect"
+import { CurrentCall } from "./internal/directReturn.ts"
 
 /**
  * Marks the result of the tool call being handled as the final answer.

@@ -24,10 +24,9 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, Option } from "effect"
+import { Deferred, Effect } from "effect"
 import { InvalidInput } from "./LoopError.ts"
-
-const TypeId = "~loopwork/StopSignal" as const
+import { SignalImpl, type StopSignal as Signal } from "./internal/stopSignal.ts"
 
 /**
  * A stop signal. Create it with {@link make}.
@@ -47,21 +46,7 @@ const TypeId = "~loopwork/StopSignal" as const
  * @category models
  * @since 0.1.0
  */
-export interface StopSignal {
-  readonly [TypeId]: typeof TypeId
-  /** @internal read by the loop on its hot path */
-  readonly requested: boolean
-}
-
-class SignalImpl implements StopSignal {
-  readonly [TypeId] = TypeId
-  requested = false
-  /** Completed by `interrupt`: work in flight is cut short. */
-  now: Deferred.Deferred<void> = Deferred.makeUnsafe<void>()
-  interrupted = false
-  /** Set when the signal was made from bad input (`fromAbortSignal` without an AbortSignal). */
-  problem: InvalidInput | undefined = undefined
-}
+export type StopSignal = Signal
 
 /** What `operation` does with a value that is not a signal: nothing, but say so. */
 const notASignal = (operation: string, value: unknown): Effect.Effect<void> =>
@@ -177,19 +162,6 @@ export const interrupt = (signal: StopSignal): Effect.Effect<void> =>
     })
     : notASignal("interrupt", signal)
 
-/** @internal whether `interrupt` was called (and not cleared) */
-export const isInterrupted = (signal: StopSignal): boolean => (signal as SignalImpl).interrupted
-
-/**
- * @internal `work`'s value, or `None` when `interrupt` is called first (then
- * `work` is interrupted, and has finished its finalizers when this returns)
- */
-export const raceInterrupt = <A, E, R>(signal: StopSignal, work: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
-  Effect.raceFirst(
-    Effect.map(work, Option.some),
-    Effect.as(Effect.suspend(() => Deferred.await((signal as SignalImpl).now)), Option.none<A>())
-  )
-
 /**
  * Whether the signal is raised.
  *
@@ -260,7 +232,3 @@ export const fromAbortSignal = (abort: AbortSignal): StopSignal => {
  * @since 0.1.0
  */
 export const isStopSignal = (u: unknown): u is StopSignal => u instanceof SignalImpl
-
-/** @internal the problem of a signal made from bad input, if any */
-export const problemOf = (signal: StopSignal): InvalidInput | undefined =>
-  signal instanceof SignalImpl ? signal.problem : undefined

@@ -705,7 +705,7 @@ describe("a direct-return round with the stop signal raised pauses first, then r
           return asOk(yield* Chain.run(chain, { mode: row.mode, returnMemory: row.memory }))
         }).pipe(Effect.provide([plainModel.layer, plainHandlers.layer]))
         expect(expected.reason).toBe("direct-return")
-        expect(unwatched.requested).toBe(true)
+        expect(yield* StopSignal.isRequested(unwatched)).toBe(true)
 
         // interrupted: the same round, with the signal watched
         const stop = yield* StopSignal.make

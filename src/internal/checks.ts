@@ -11,7 +11,7 @@ import type { Toolkit } from "effect/ai"
 import { InvalidInput } from "../LoopError.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
 import { PauseReason } from "../Outcome.ts"
-import { isStopSignal, problemOf as signalProblem } from "../StopSignal.ts"
+import { problemOf as signalProblem, SignalImpl } from "./stopSignal.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
 
 /** @internal */
@@ -86,7 +86,7 @@ export const checkToolNames = (value: unknown, field: string): InvalidInput | un
 
 /** @internal */
 export const checkStop = (value: unknown, field: string): InvalidInput | undefined =>
-  isStopSignal(value)
+  value instanceof SignalImpl
     ? signalProblem(value)
     : new InvalidInput({ field, rule: "must be a StopSignal (yield* StopSignal.make)", value })
 

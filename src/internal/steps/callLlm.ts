@@ -19,8 +19,7 @@ import { compile } from "../tools/compile.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import { Observer } from "../../RunEvent.ts"
-import * as StopSignal from "../../StopSignal.ts"
-import type { StopSignal as Signal } from "../../StopSignal.ts"
+import { isInterrupted, raceInterrupt, type StopSignal as Signal } from "../stopSignal.ts"
 import type { ToolCall } from "../../ToolCall.ts"
 import { waiting } from "./roundState.ts"
 import { make, optionsProblem, refused, type Step } from "../step.ts"
@@ -170,9 +169,9 @@ export const unlessInterrupted = <R>(
   cut: () => Outcome.Outcome
 ): Effect.Effect<Outcome.Outcome, never, R> => {
   if (stop === undefined) return work
-  if (StopSignal.isInterrupted(stop)) return Effect.sync(cut)
+  if (isInterrupted(stop)) return Effect.sync(cut)
   // `cut` runs once the race is over, after the interrupted work has finished its finalizers.
-  return Effect.map(StopSignal.raceInterrupt(stop, work), Option.getOrElse(cut))
+  return Effect.map(raceInterrupt(stop, work), Option.getOrElse(cut))
 }
 
 /** @internal */

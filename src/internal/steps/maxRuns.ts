@@ -15,7 +15,7 @@ import { compile } from "../tools/compile.ts"
 import { MaxRunsExceeded } from "../../LoopError.ts"
 import * as MaxRunsPolicy from "../../MaxRunsPolicy.ts"
 import * as Outcome from "../../Outcome.ts"
-import type { StopSignal as Signal } from "../../StopSignal.ts"
+import type { StopSignal as Signal } from "../stopSignal.ts"
 import { generate, stopRequested, unlessInterrupted } from "./callLlm.ts"
 import { continued, make, optionsProblem, refused, type Step } from "../step.ts"
 

@@ -8,7 +8,7 @@ import type { Chain } from "../chain.ts"
 import { checkFunction, checkPauseReason, checkStop as stopProblem } from "../checks.ts"
 import { guarded } from "../guarded.ts"
 import * as Outcome from "../../Outcome.ts"
-import type { StopSignal as Signal } from "../../StopSignal.ts"
+import { isRaised, type StopSignal as Signal } from "../stopSignal.ts"
 import { waiting } from "./roundState.ts"
 import { continued, make, refused, type Step } from "../step.ts"
 
@@ -37,7 +37,7 @@ export const checkStop = (signal: Signal): Step => {
   const invalid = stopProblem(signal, "checkStop signal")
   if (invalid !== undefined) return refused(invalid)
   return make((chain) =>
-    signal.requested ? Effect.succeed(new Outcome.Pause(chain, { _tag: "StopRequested" })) : continued(chain)
+    isRaised(signal) ? Effect.succeed(new Outcome.Pause(chain, { _tag: "StopRequested" })) : continued(chain)
   )
 }
 

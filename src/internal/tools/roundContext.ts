@@ -9,7 +9,7 @@
 import type { Context, Duration } from "effect"
 import type { Prompt } from "effect/ai"
 import type { Observer } from "../../RunEvent.ts"
-import type { StopSignal } from "../../StopSignal.ts"
+import type { StopSignal } from "../stopSignal.ts"
 import type { CallState } from "../../ToolCall.ts"
 import type * as ToolFailurePolicy from "../../ToolFailurePolicy.ts"
 import type { CompiledToolkit } from "./compile.ts"
