@@ -26,11 +26,9 @@
 import { Effect } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import type { ChatModel } from "./ChatModel.ts"
-import { guarded } from "./internal/guarded.ts"
 import { type Options as RunOptionsBase, validateOptions } from "./internal/options.ts"
 import { checkObject, checkToolNames } from "./internal/checks.ts"
-import { compile } from "./internal/tools/compile.ts"
-import { InvalidInput, ToolNamesNotFound } from "./LoopError.ts"
+import { checkToolsExist } from "./internal/steps/toolChecks.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
@@ -75,14 +73,14 @@ export type Mode<R = never, O extends Options = Options> = (
 const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(new Outcome.Ok(chain, "done"))
 
 /**
- * The options' first problem, for a mode called directly (not through
- * `Chain.run`, which checks them first) with options from JavaScript.
+ * `mode`, after a check of its options: a built-in mode called directly (not
+ * through `Chain.run`, which checks them first) with options from JavaScript
+ * that break a rule ends with `Error` and the `InvalidInput`, before any step.
  */
-const optionsProblem = (options: Options): InvalidInput | undefined =>
-  checkObject(options, "options") ?? validateOptions(options)
-
-const refused = (chain: Chain, problem: InvalidInput): Effect.Effect<Outcome.Outcome> =>
-  Effect.succeed(new Outcome.Error(chain, problem))
+const checked = <R>(mode: Mode<R>): Mode<R> => (chain, options) => {
+  const invalid = checkObject(options, "options") ?? validateOptions(options)
+  return invalid === undefined ? mode(chain, options) : Effect.succeed(new Outcome.Error(chain, invalid))
+}
 
 /**
  * A loop: while the chain needs a response, `body` on it, and again
@@ -133,9 +131,7 @@ export const loop = <R>(
  * @category modes
  * @since 0.1.0
  */
-export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
-  const invalid = optionsProblem(options)
-  if (invalid !== undefined) return refused(chain, invalid)
+export const whileNeedsResponse: Mode<ChatModel> = checked((chain, options) => {
   const s = Step.forRun(chain, options)
   return loop(chain, (self) =>
     self.pipe(
@@ -144,7 +140,7 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
       s.checkMaxRuns,
       s.callLlm, s.checkNoTool
     ))
-}
+})
 
 /**
  * Loops until a tool round succeeds (no failed call) or the model answers
@@ -162,19 +158,16 @@ export const whileNeedsResponse: Mode<ChatModel> = (chain, options) => {
  * @category modes
  * @since 0.1.0
  */
-export const untilSuccess: Mode<ChatModel> = (chain, options) => {
-  const invalid = optionsProblem(options)
-  if (invalid !== undefined) return refused(chain, invalid)
+export const untilSuccess: Mode<ChatModel> = checked((chain, options) => {
   const s = Step.forRun(chain, options)
   return loop(chain, (self) =>
     self.pipe(
       s.executeTools,
-      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior,
-      Step.checkToolSuccess,
+      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, Step.checkToolSuccess,
       s.checkMaxRuns,
       s.callLlm, s.checkNoTool
     ))
-}
+})
 
 /**
  * One step per run: if tool calls are pending, run them; otherwise call the
@@ -197,25 +190,21 @@ export const untilSuccess: Mode<ChatModel> = (chain, options) => {
  * @category modes
  * @since 0.1.0
  */
-export const step: Mode<ChatModel> = (chain, options) => {
-  const invalid = optionsProblem(options)
-  if (invalid !== undefined) return refused(chain, invalid)
+export const step: Mode<ChatModel> = checked((chain, options) => {
   const s = Step.forRun(chain, options)
-  const roundChecks = <R>(self: Effect.Effect<Outcome.Outcome, never, R>) =>
-    self.pipe(s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior)
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-    (c.pendingToolCalls.length > 0 || c.roundResults.length > 0
-      ? Step.start(c).pipe(s.executeTools, roundChecks)
-      // A round paused (by a stop) before its direct return or ReturnBehavior was applied is re-checked first.
-      : Step.start(c).pipe(roundChecks, s.callLlm, s.checkNoTool)).pipe(Step.make(decide))
-  const decide = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
-    const shouldContinue = options.shouldContinue
-    if (shouldContinue === undefined) return Effect.succeed(new Outcome.Ok(c, "step"))
-    return guarded(c, "shouldContinue", () => shouldContinue(c), (more) =>
-      more ? Step.start(c).pipe(s.checkMaxRuns, Step.make(once)) : new Outcome.Ok(c, "step"))
-  }
+    Step.start(c).pipe(
+      s.executeTools, s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior,
+      hasRound(c) ? skip : s.callLlm, hasRound(c) ? skip : s.checkNoTool, // one step: the tools, or else the model
+      s.checkShouldContinue, s.checkMaxRuns, Step.make(once))
   return once(chain)
-}
+})
+
+/** Whether the chain has a tool round to run or to finish (then a step of `step` is that round). */
+const hasRound = (chain: Chain): boolean => chain.pendingToolCalls.length > 0 || chain.roundResults.length > 0
+
+/** A step that does nothing. */
+const skip: Step.Step = (self) => self
 
 /**
  * Loops until the model successfully calls one of `names`; ends with `Ok`
@@ -245,36 +234,17 @@ export const step: Mode<ChatModel> = (chain, options) => {
  * @since 0.1.0
  */
 export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatModel> => {
-  const invalid = checkToolNames(names, "untilToolUsed names")
-  if (invalid !== undefined) return (chain) => refused(chain, invalid)
-  const list = typeof names === "string" ? [names] : [...names]
-  const checkUntilTool = Step.checkUntilTool(list)
-  const reminder = NoToolPolicy.reminderFor(list)
-  return (chain, options) => {
-    const invalidOptions = optionsProblem(options)
-    if (invalidOptions !== undefined) return refused(chain, invalidOptions)
-    if (list.length === 0) {
-      return Effect.succeed(new Outcome.Error(
-        chain,
-        new InvalidInput({ field: "untilToolUsed names", rule: "must name at least one tool", value: list })
-      ))
-    }
-    const compiled = compile(chain.toolkit)
-    const missing = list.filter((name) => !compiled.byName.has(name))
-    if (missing.length > 0) {
-      return Effect.succeed(new Outcome.Error(
-        chain,
-        new ToolNamesNotFound({ names: missing, available: [...compiled.byName.keys()] })
-      ))
-    }
-    const s = Step.forRun(chain, options, { noTool: reminder })
-    const round = <R>(self: Effect.Effect<Outcome.Outcome, never, R>) =>
-      self.pipe(s.executeTools, s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, checkUntilTool)
-    const calls = Step.continueOrDone((c: Chain) =>
-      loop(c, (self) => self.pipe(s.callLlm, s.checkNoTool, round, s.checkMaxRuns))
-    )
-    // Resume: tool calls left pending by an earlier run run before the first model call; a chain that
-    // already ends with a plain answer gets the no-tool policy.
-    return Step.start(chain).pipe(round, s.checkNoTool, calls)
-  }
+  const [checkNames, checkUntilTool] = [checkToolsExist(names, "untilToolUsed names"), Step.checkUntilTool(names)]
+  return checked((chain, options) => {
+    const s = Step.forRun(chain, options, { noTool: reminderOf(names) })
+    return Step.start(chain).pipe(checkNames, s.checkNoTool, Step.make((c) => loop(c, (self) => self.pipe(
+      s.executeTools,
+      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, checkUntilTool,
+      s.checkMaxRuns, s.callLlm, s.checkNoTool))))
+  })
 }
+
+/** The no-tool reminder of `untilToolUsed(names)`; none for names that are not names (the mode then ends first). */
+const reminderOf = (names: string | ReadonlyArray<string>): string | undefined =>
+  typeof names === "string" ? NoToolPolicy.reminderFor([names])
+  : checkToolNames(names, "names") === undefined ? NoToolPolicy.reminderFor(names) : undefined

@@ -15,6 +15,7 @@ import { checkStop } from "./pauses.ts"
 import { checkNoTool } from "./noTool.ts"
 import { callLlmWith } from "./callLlm.ts"
 import { checkMaxRuns } from "./maxRuns.ts"
+import { checkShouldContinue } from "./shouldContinue.ts"
 
 /**
  * The built-in steps bound to one run's options: what every built-in mode is
@@ -31,6 +32,9 @@ import { checkMaxRuns } from "./maxRuns.ts"
  *   `maxArgumentSize`.
  * - `checkNoTool`: `noTool`, or the mode's default (`modeDefaults.noTool`);
  *   passes everything through when neither is set.
+ * - `checkShouldContinue`: `shouldContinue`; ends the run with `Ok` (reason
+ *   `"step"`) unless it returns `true` for the chain (without it, always).
+ *   What ends each step of `Mode.step`.
  *
  * @example
  * ```ts
@@ -61,7 +65,8 @@ export const forRun = (
       stop: options.stop
     }),
     callLlm: callLlmWith(options),
-    checkNoTool: noTool === undefined ? passThrough : checkNoTool(noTool)
+    checkNoTool: noTool === undefined ? passThrough : checkNoTool(noTool),
+    checkShouldContinue: checkShouldContinue(options.shouldContinue)
   }
 }
 
@@ -86,6 +91,7 @@ export interface RunSteps {
   readonly checkMaxRuns: Step<ChatModel>
   readonly callLlm: Step<ChatModel>
   readonly checkNoTool: Step<ChatModel>
+  readonly checkShouldContinue: Step
 }
 
 /** @internal */

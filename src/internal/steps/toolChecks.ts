@@ -5,6 +5,8 @@
  */
 import { Effect } from "effect"
 import { checkToolNames } from "../checks.ts"
+import { compile } from "../tools/compile.ts"
+import { InvalidInput, ToolNamesNotFound } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import { blocksReturn, justRanTools } from "./roundState.ts"
 import { continued, make, refused, type Step } from "../step.ts"
@@ -38,6 +40,29 @@ export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
       }
     }
     return continued(chain)
+  })
+}
+
+/**
+ * Ends the loop with `Error` unless `names` name at least one tool, each in
+ * the chain's toolkit: `InvalidInput` (field `field`) for names that are not
+ * names or none, `ToolNamesNotFound` ("Tool name 'x' not found in available
+ * tools") for names the toolkit lacks. Placed first in `Mode.untilToolUsed`,
+ * so it ends the run before any model call.
+ *
+ * @internal
+ */
+export const checkToolsExist = (names: string | ReadonlyArray<string>, field: string): Step => {
+  const invalid = checkToolNames(names, field) ??
+    (typeof names !== "string" && names.length === 0 ? new InvalidInput({ field, rule: "must name at least one tool", value: names }) : undefined)
+  if (invalid !== undefined) return refused(invalid)
+  const list = typeof names === "string" ? [names] : [...names]
+  return make((chain) => {
+    const byName = compile(chain.toolkit).byName
+    const missing = list.filter((name) => !byName.has(name))
+    return missing.length === 0
+      ? continued(chain)
+      : Effect.succeed(new Outcome.Error(chain, new ToolNamesNotFound({ names: missing, available: [...byName.keys()] })))
   })
 }
 
