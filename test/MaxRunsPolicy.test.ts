@@ -4,6 +4,7 @@ import { Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { Chain, ChatModel, LoopError, MaxRunsPolicy, Mode, Outcome } from "../src/index.ts"
 import { transcript } from "./support/transcript.ts"
+import { Submit } from "./support/tools.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -21,10 +22,6 @@ const Broken = Tool.make("broken", {
   failure: Schema.String
 })
 /** The target of untilToolUsed; the model never calls it. */
-const Submit = Tool.make("submit", {
-  parameters: Schema.Struct({ answer: Schema.String }),
-  success: Schema.String
-})
 
 const toolkit = Toolkit.make(Lookup, Broken, Submit)
 const toolNames = ["lookup", "broken", "submit"]

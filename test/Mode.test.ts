@@ -2,8 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Schema } from "effect"
 import { Prompt, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
-import { Chain, ChatModel, LoopError, Mode, Outcome, ReturnBehavior, Step } from "../src/index.ts"
+import { Chain, ChatModel, LoopError, Mode, Outcome, Step } from "../src/index.ts"
 import type { ToolCall } from "../src/index.ts"
+import { Finish } from "./support/tools.ts"
 
 // -----------------------------------------------------------------------------
 // Fixtures
@@ -750,7 +751,6 @@ describe("maxRuns is a budget per run", () => {
 
   it.effect("a tool round that returns immediately on the last allowed run still returns", () =>
     Effect.gen(function*() {
-      const Finish = Tool.make("finish", { success: Schema.String }).annotate(ReturnBehavior.Annotation, "IMMEDIATE")
       const tools = Toolkit.make(Finish)
       const model = ChatModel.scripted([{ toolCalls: [{ name: "finish" }] }])
       const outcome = yield* Chain.run(Chain.make({ user: "Go", toolkit: tools }), {

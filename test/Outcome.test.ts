@@ -9,10 +9,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, LoopError, Mode, Outcome, Step } from "../src/index.ts"
+import { Guarded } from "./support/tools.ts"
 
-const Guarded = Tool.make("guarded", { parameters: Schema.Struct({}), success: Schema.String, needsApproval: true })
 const toolkit = Toolkit.make(Guarded)
 const handlers = toolkit.toLayer({ guarded: () => Effect.succeed("ran") })
 const model = ChatModel.scripted([(request) =>

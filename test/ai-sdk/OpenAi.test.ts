@@ -18,7 +18,7 @@
  *   levels deep): one attempt, not retried, nothing sent.
  *
  * Delays are real but short (`it.live`); the exact schedule timings are
- * unit-tested under TestClock in Bridge.test.ts.
+ * unit-tested under TestClock in test/ai-sdk/internal/errors.test.ts.
  */
 import { createOpenAI } from "@ai-sdk/openai"
 import { APICallError } from "@ai-sdk/provider"

@@ -3,11 +3,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Toolkit } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
+import { Lookup } from "../support/tools.ts"
 
-const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ q: Schema.String }), success: Schema.String })
 const tools = Toolkit.make(Lookup)
 const handlers = tools.toLayer({ lookup: ({ q }) => Effect.succeed(`found ${q}`) })
 

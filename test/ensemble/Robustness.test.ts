@@ -7,16 +7,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Logger, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Toolkit } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
 import * as Privacy from "../../src/Privacy.ts"
 import { Agent, Ensemble, EnsembleError, Task } from "../../src/ensemble/index.ts"
 import { roleOf, textOf } from "../support/transcript.ts"
+import { Lookup } from "../support/tools.ts"
 
 const toolRounds = (request: ChatModel.GenerateRequest) =>
   request.prompt.content.filter((message) => message.role === "tool").length
 
-const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ q: Schema.String }), success: Schema.String })
 const lookupTools = Toolkit.make(Lookup)
 const lookupHandlers = lookupTools.toLayer({ lookup: ({ q }) => Effect.succeed(`found ${q}`) })
 

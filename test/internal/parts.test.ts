@@ -1,0 +1,69 @@
+/**
+ * The hot path builds Prompt and Response parts as literals (src/internal/parts.ts).
+ * They must stay equal to what effect/ai's own constructors make, and be
+ * recognised by its guards; a change in effect/ai must fail here.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Prompt, Response } from "effect/ai"
+import * as Parts from "../../src/internal/parts.ts"
+
+const usage = new Response.Usage({
+  inputTokens: { uncached: undefined, total: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 2, text: undefined, reasoning: undefined }
+})
+
+const rows: ReadonlyArray<{ readonly name: string; readonly ours: unknown; readonly theirs: unknown }> = [
+  { name: "text part", ours: Parts.textPart("hi", undefined), theirs: Prompt.makePart("text", { text: "hi" }) },
+  {
+    name: "text part with options",
+    ours: Parts.textPart("hi", { openai: { x: 1 } }),
+    theirs: Prompt.makePart("text", { text: "hi", options: { openai: { x: 1 } } })
+  },
+  {
+    name: "tool-call part",
+    ours: Parts.toolCallPart("c1", "search", { q: "x" }, false, undefined),
+    theirs: Prompt.makePart("tool-call", { id: "c1", name: "search", params: { q: "x" }, providerExecuted: false })
+  },
+  {
+    name: "tool-result part",
+    ours: Parts.toolResultPart("c1", "search", true, "boom"),
+    theirs: Prompt.makePart("tool-result", { id: "c1", name: "search", isFailure: true, result: "boom", providerExecuted: false })
+  },
+  {
+    name: "assistant message",
+    ours: Parts.assistantMessage([Parts.textPart("a", undefined)]),
+    theirs: Prompt.assistantMessage({ content: [Prompt.makePart("text", { text: "a" })] })
+  },
+  {
+    name: "tool message",
+    ours: Parts.toolMessage([Parts.toolResultPart("c1", "t", false, 1)]),
+    theirs: Prompt.toolMessage({
+      content: [Prompt.makePart("tool-result", { id: "c1", name: "t", isFailure: false, result: 1, providerExecuted: false })]
+    })
+  },
+  { name: "response text", ours: Parts.responseText("x"), theirs: Response.makePart("text", { text: "x" }) },
+  {
+    name: "response tool call",
+    ours: Parts.responseToolCall("c1", "t", { a: 1 }),
+    theirs: Response.makePart("tool-call", { id: "c1", name: "t", params: { a: 1 }, providerExecuted: false })
+  },
+  {
+    name: "response finish",
+    ours: Parts.responseFinish("stop", usage),
+    theirs: Response.makePart("finish", { reason: "stop", usage, response: undefined })
+  }
+]
+
+describe("hot-path parts equal effect/ai's", () => {
+  for (const row of rows) {
+    it(row.name, () => {
+      expect(row.ours).toStrictEqual(row.theirs)
+    })
+  }
+
+  it("effect/ai's guards recognise them", () => {
+    expect(Prompt.isPart(Parts.textPart("hi", undefined))).toBe(true)
+    expect(Prompt.isMessage(Parts.toolMessage([]))).toBe(true)
+    expect(Response.isPart(Parts.responseText("x"))).toBe(true)
+  })
+})
