@@ -4,6 +4,10 @@
  * pushes out:
  *
  * - a file in src/: at most 250 code lines;
+ * - a built-in mode (every export of src/Mode.ts but `loop`): at most 10
+ *   code lines, so a mode stays its pipeline;
+ * - a test file (every `.test.ts` under test/): at most 800 lines in all, so
+ *   a test file stays one subject;
  * - a top-level function: at most 60 code lines. "Top-level function": a
  *   function declaration, a top-level `const` whose initializer is a function,
  *   possibly wrapped in calls (`Effect.fn("name")(function*() {…})`,
@@ -22,7 +26,7 @@ import ts from "typescript"
 
 const root = path.resolve(fileURLToPath(new URL("..", import.meta.url)))
 
-export const budget = { fileCodeLines: 250, functionCodeLines: 60 }
+export const budget = { fileCodeLines: 250, functionCodeLines: 60, modeCodeLines: 10, testFileLines: 800 }
 
 const sourceFiles = (dir: string): Array<string> =>
   fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -128,6 +132,22 @@ export const measure = (file: string): FileSize => {
   }
 }
 
+/** The built-in modes over their budget: the top-level functions of src/Mode.ts but `loop`. */
+const modesOver = (sizes: ReadonlyArray<FileSize>) =>
+  (sizes.find((s) => s.file === "src/Mode.ts")?.functions ?? [])
+    .filter((f) => f.name !== "loop" && /^[a-z]/.test(f.name) && isExported("src/Mode.ts", f.name))
+    .filter((f) => f.codeLines > budget.modeCodeLines)
+
+const isExported = (file: string, name: string) =>
+  new RegExp(`^export const ${name}\\b`, "m").test(fs.readFileSync(path.join(root, file), "utf8"))
+
+/** The test files over their budget, in total lines. */
+const testsOver = () =>
+  sourceFiles("test").filter((file) => file.endsWith(".test.ts")).map((file) => ({
+    file,
+    lines: fs.readFileSync(path.join(root, file), "utf8").split("\n").length - 1
+  })).filter((t) => t.lines > budget.testFileLines)
+
 const main = (args: ReadonlyArray<string>) => {
   const enforce = args.includes("--enforce")
   const sizes = sourceFiles("src").map(measure)
@@ -135,6 +155,8 @@ const main = (args: ReadonlyArray<string>) => {
   const functions = sizes.flatMap((s) => s.functions.map((f) => ({ ...f, file: s.file })))
     .filter((f) => f.codeLines > budget.functionCodeLines)
     .sort((a, b) => b.codeLines - a.codeLines)
+  const modes = modesOver(sizes)
+  const tests = testsOver()
   if (args.includes("--all")) {
     for (const s of [...sizes].sort((a, b) => b.codeLines - a.codeLines)) {
       console.log(`${String(s.codeLines).padStart(5)} code / ${String(s.totalLines).padStart(5)} lines  ${s.file}`)
@@ -143,11 +165,16 @@ const main = (args: ReadonlyArray<string>) => {
   console.log(
     `size budget (${enforce ? "enforce" : "report"}): ${sizes.length} files in src/; ` +
       `${files.length} over ${budget.fileCodeLines} code lines, ` +
-      `${functions.length} top-level function(s) over ${budget.functionCodeLines}`
+      `${functions.length} top-level function(s) over ${budget.functionCodeLines}, ` +
+      `${modes.length} built-in mode(s) over ${budget.modeCodeLines}, ` +
+      `${tests.length} test file(s) over ${budget.testFileLines} lines`
   )
   for (const f of files) console.log(`  file      ${f.file}: ${f.codeLines} code lines (${f.totalLines} lines)`)
   for (const f of functions) console.log(`  function  ${f.file}:${f.line} ${f.name}: ${f.codeLines} code lines`)
-  process.exitCode = enforce && (files.length > 0 || functions.length > 0) ? 1 : 0
+  for (const m of modes) console.log(`  mode      src/Mode.ts:${m.line} ${m.name}: ${m.codeLines} code lines`)
+  for (const t of tests) console.log(`  test file ${t.file}: ${t.lines} lines`)
+  const over = files.length + functions.length + modes.length + tests.length
+  process.exitCode = enforce && over > 0 ? 1 : 0
 }
 
 if (fileURLToPath(import.meta.url) === path.resolve(process.argv[1] ?? "")) {
