@@ -3,7 +3,7 @@
  * fixed shape. `Prompt.makePart` / `Response.makePart` spread their
  * parameters into a new object with a computed key on every call, which cost
  * ~14% of a loop step in the W1 profile. The objects made here are equal to
- * theirs (same keys and values); `test/parts.test.ts` checks that, so a
+ * theirs (same keys and values); `test/internal/parts.test.ts` checks that, so a
  * change in effect/ai fails a test instead of drifting silently.
  *
  * @internal
