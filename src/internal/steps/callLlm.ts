@@ -5,8 +5,8 @@
  */
 import { Context, Effect, Option, Schedule } from "effect"
 import { Prompt } from "effect/ai"
-import type { Response, Tool } from "effect/ai"
-import type { Chain, ModelResponse } from "../chain.ts"
+import type { Tool } from "effect/ai"
+import type { Chain } from "../chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "../../ChatModel.ts"
 import * as Arrival from "../arrival.ts"
 import * as CallIds from "../callIds.ts"
@@ -14,13 +14,13 @@ import type { Limits } from "../jsonBounds.ts"
 import { type Options } from "../options.ts"
 import { CurrentRunBudget, exhausted } from "../runBudget.ts"
 import { callModel } from "../modelCall.ts"
-import * as Parts from "../parts.ts"
+import { CurrentDurability } from "../durability.ts"
+import { appendTurn, turnOf } from "../turn.ts"
 import { compile } from "../tools/compile.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import { Observer } from "../../RunEvent.ts"
 import { isInterrupted, raceInterrupt, type StopSignal as Signal } from "../stopSignal.ts"
-import type { ToolCall } from "../../ToolCall.ts"
 import { waiting } from "./roundState.ts"
 import { make, optionsProblem, refused, type Step } from "../step.ts"
 
@@ -52,66 +52,6 @@ export const limitsOf = (options: CallOptions): Limits =>
       maxSize: options.maxArgumentSize ?? Arrival.defaultLimits.maxSize
     }
 
-/** @internal */
-export const toAssistant = (
-  chain: Chain,
-  parts: ReadonlyArray<Response.AnyPart>,
-  used: CallIds.Used
-): Chain => {
-  const content: Array<Prompt.AssistantMessagePart> = []
-  const toolCalls: Array<ToolCall> = []
-  let text = ""
-  let finishReason: Response.FinishReason = "unknown"
-  let usage: Response.Usage | undefined
-  let other = false
-  for (const part of parts) {
-    switch (part.type) {
-      case "text":
-        text += part.text
-        content.push(Parts.textPart(part.text, part.metadata))
-        break
-      case "reasoning":
-        content.push(Prompt.makePart("reasoning", { text: part.text, options: part.metadata }))
-        break
-      case "tool-call":
-        content.push(Parts.toolCallPart(part.id, part.name, part.params, part.providerExecuted, part.metadata))
-        if (!part.providerExecuted) toolCalls.push({ id: part.id, name: part.name, params: part.params })
-        break
-      case "finish":
-        finishReason = part.reason
-        usage = part.usage
-        break
-      case "response-metadata":
-      case "source":
-      case "error":
-        break
-      default:
-        other = true
-    }
-  }
-  // Streamed deltas, files and provider-executed results: let effect/ai
-  // assemble the messages.
-  const messages = other ? Prompt.fromResponseParts(parts).content : [Parts.assistantMessage(content)]
-  if (other) {
-    text = ""
-    for (const message of messages) {
-      if (message.role !== "assistant") continue
-      for (const part of message.content) if (part.type === "text") text += part.text
-    }
-  }
-  const lastResponse: ModelResponse = usage === undefined
-    ? { text, toolCalls, finishReason }
-    : { text, toolCalls, finishReason, usage }
-  const next = chain.copy({
-    messages: [...chain.messages, ...messages],
-    lastResponse,
-    pendingToolCalls: toolCalls,
-    runCount: chain.runCount + 1
-  })
-  CallIds.extend(used, next)
-  return next
-}
-
 /** @internal One model turn on `chain`: the new chain, or the error with `chain` as it was. */
 export const generate = (
   chain: Chain,
@@ -132,11 +72,18 @@ export const generate = (
       const turn = chain.runCount + 1
       const used = CallIds.usedIn(chain)
       const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, turn, limits, used)
-      return Effect.match(call, {
+      // Checked here rather than in callModel (no extra step per call); an observed call was checked
+      // already, before its events, and passes again unchanged.
+      const durability = Context.get(context, CurrentDurability)
+      if (durability === undefined) {
+        return Effect.match(call, {
+          onFailure: (error) => new Outcome.Error(chain, error),
+          onSuccess: (parts) => new Outcome.Continue(appendTurn(chain, turnOf(Arrival.normalize(parts, turn, limits, used)), used))
+        })
+      }
+      return Effect.match(durability.modelCall(Effect.map(call, (parts) => turnOf(Arrival.normalize(parts, turn, limits, used)))), {
         onFailure: (error) => new Outcome.Error(chain, error),
-        // Checked here rather than in callModel (no extra step per call); an observed call was checked
-        // already, before its events, and passes again unchanged.
-        onSuccess: (parts) => new Outcome.Continue(toAssistant(chain, Arrival.normalize(parts, turn, limits, used), used))
+        onSuccess: (recorded) => new Outcome.Continue(appendTurn(chain, recorded, used))
       })
     }
   )

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Cause, Context, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Context, Duration, Effect, Exit, Fiber, Option, type Schema } from "effect"
 import { AiError } from "effect/ai"
 import type { Tool, Toolkit } from "effect/ai"
 import { type Cell, CurrentCall } from "../directReturn.ts"
@@ -20,6 +20,8 @@ import type { CompiledTool } from "./compile.ts"
 import { failWith, onFailure, type Repairs } from "./failure.ts"
 import type { RoundContext } from "./roundContext.ts"
 import { Cut, type Settled } from "./settled.ts"
+import { CurrentDurability, type Durability } from "../durability.ts"
+import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
 
 const noPreliminary = () => Effect.void
 
@@ -105,83 +107,102 @@ const running = (
 const normalizeFailure = (name: string, error: unknown): unknown =>
   AiError.isAiErrorReason(error) ? AiError.make({ module: "loopwork", method: `${name}.handle`, reason: error }) : error
 
-/** What a handler's run that did not succeed settles to. Interruption propagates. */
-const failed = (
-  ctx: RoundContext,
+/** How a handler's run that did not succeed ended. Interruption propagates. */
+const failedOutcome = (
   entry: CompiledTool,
   call: ToolCall,
-  repairs: Repairs,
   cause: Cause.Cause<unknown>
-): Effect.Effect<Settled> => {
+): Effect.Effect<HandlerOutcome> => {
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const found = Cause.findError(cause)
-  if (found._tag === "Success" && found.success instanceof CutShort) {
-    return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
+  if (found._tag === "Success" && found.success instanceof CutShort) return Effect.succeed(cut)
+  if (found._tag === "Success" && found.success instanceof TimedOut) {
+    return Effect.succeed({ _tag: "TimedOut", after: found.success.after })
   }
   if (found._tag === "Success") {
-    if (found.success instanceof TimedOut) {
-      return failWith(
-        ctx,
-        call,
-        "timeout",
-        `Tool '${call.name}' timed out after ${Duration.format(found.success.after)}`,
-        entry,
-        repairs
-      )
-    }
     const error = normalizeFailure(call.name, found.success)
-    return Effect.flatMap(
-      Effect.result(entry.encodeFailure(error)),
-      (encoded) => {
-        const message = `Tool '${call.name}' failed: ${describe(error)}`
-        const shown = encoded._tag === "Success" ? { result: error, encoded: encoded.success } : { result: error, encoded: message }
-        return onFailure(ctx, call, "handler", message, shown, error, entry, repairs)
-      }
-    )
+    return Effect.map(Effect.result(entry.encodeFailure(error)), (encoded) => ({
+      _tag: "Raised",
+      error,
+      encoded: encoded._tag === "Success" ? { value: encoded.success } : undefined,
+      message: `Tool '${call.name}' failed: ${describe(error)}`
+    }))
   }
   const defect = Cause.squash(cause)
-  return failWith(
-    ctx,
-    call,
-    "handler",
-    `Tool '${call.name}' failed unexpectedly: ${describe(defect)}`,
-    entry,
-    repairs,
-    defect
-  )
+  return Effect.succeed({ _tag: "Died", defect, message: `Tool '${call.name}' failed unexpectedly: ${describe(defect)}` })
 }
 
-/** What a handler's `result` settles to: encoded, or a "result" failure when it fails the success schema. */
-const succeeded = (
+const cut: HandlerOutcome = { _tag: "Cut" }
+
+const returned = (result: unknown, encoded: unknown, cell: Cell): HandlerOutcome => ({
+  _tag: "Returned",
+  result,
+  encoded,
+  directReturn: cell.directReturn
+})
+
+const mismatched = (call: ToolCall, result: unknown, issue: Schema.SchemaError): HandlerOutcome => ({
+  _tag: "Mismatched",
+  result,
+  issue,
+  message: `Tool '${call.name}' returned a result that does not match its success schema: ${issue.message}`
+})
+
+/** What a handler's outcome settles to under the run's failure policy. */
+const settleOutcome = (
   ctx: RoundContext,
   entry: CompiledTool,
   call: ToolCall,
   repairs: Repairs,
-  result: unknown,
-  cell: Cell
-): Effect.Effect<Settled> =>
-  Effect.matchEffect(entry.encodeSuccess(result), {
-    onFailure: (error) =>
-      onFailure(
-        ctx,
-        call,
-        "result",
-        `Tool '${call.name}' returned a result that does not match its success schema: ${error.message}`,
-        {
-          result,
-          encoded: `Tool '${call.name}' returned a result that does not match its success schema: ${error.message}`
-        },
-        error,
-        entry,
-        repairs
-      ),
-    onSuccess: (encoded) =>
-      Effect.succeed<ToolResult>(
-        cell.directReturn
-          ? { id: call.id, name: call.name, isFailure: false, result, encoded, directReturn: true }
-          : { id: call.id, name: call.name, isFailure: false, result, encoded }
+  outcome: HandlerOutcome
+): Effect.Effect<Settled> => {
+  switch (outcome._tag) {
+    case "Returned":
+      return Effect.succeed<ToolResult>(
+        outcome.directReturn
+          ? { id: call.id, name: call.name, isFailure: false, result: outcome.result, encoded: outcome.encoded, directReturn: true }
+          : { id: call.id, name: call.name, isFailure: false, result: outcome.result, encoded: outcome.encoded }
       )
+    case "Raised": {
+      const shown = { result: outcome.error, encoded: outcome.encoded === undefined ? outcome.message : outcome.encoded.value }
+      return onFailure(ctx, call, "handler", outcome.message, shown, outcome.error, entry, repairs)
+    }
+    case "TimedOut":
+      return failWith(ctx, call, "timeout", `Tool '${call.name}' timed out after ${Duration.format(outcome.after)}`, entry, repairs)
+    case "Mismatched":
+      return onFailure(ctx, call, "result", outcome.message, { result: outcome.result, encoded: outcome.message }, outcome.issue, entry, repairs)
+    case "Died":
+      return failWith(ctx, call, "handler", outcome.message, entry, repairs, outcome.defect)
+    case "Cut":
+      return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
+  }
+}
+
+/**
+ * One run of the handler through the run's durability: its outcome, as
+ * recorded (or replayed) and revived.
+ */
+const durableOutcome = (
+  durability: Durability,
+  ctx: RoundContext,
+  entry: CompiledTool,
+  call: ToolCall,
+  params: unknown,
+  handler: Handler
+): Effect.Effect<HandlerOutcome> => {
+  const run = Effect.suspend(() => {
+    const cell: Cell = { directReturn: false }
+    return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
+      onFailure: (cause) => failedOutcome(entry, call, cause),
+      onSuccess: (result) =>
+        Effect.match(entry.encodeSuccess(result), {
+          onFailure: (issue) => mismatched(call, result, issue),
+          onSuccess: (encoded) => returned(result, encoded, cell)
+        })
+    })
   })
+  return Effect.flatMap(durability.toolCall(call, Effect.map(run, toStored)), (stored) => revive(entry, stored))
+}
 
 /**
  * Runs the handler of `call` with its decoded `params` and settles the call
@@ -211,9 +232,21 @@ export const invoke = (
   }
   const stop = ctx.policy.stop
   if (stop !== undefined && isInterrupted(stop)) return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
+  const durability = Context.get(ctx.services, CurrentDurability)
+  if (durability !== undefined) {
+    return Effect.flatMap(
+      durableOutcome(durability, ctx, entry, call, params, handler),
+      (outcome) => settleOutcome(ctx, entry, call, repairs, outcome)
+    )
+  }
+  // Directly, with no step between the handler's end and its settlement: the hot path.
   const cell: Cell = { directReturn: false }
   return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
-    onFailure: (cause) => failed(ctx, entry, call, repairs, cause),
-    onSuccess: (result) => succeeded(ctx, entry, call, repairs, result, cell)
+    onFailure: (cause) => Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome)),
+    onSuccess: (result) =>
+      Effect.matchEffect(entry.encodeSuccess(result), {
+        onFailure: (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
+        onSuccess: (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
+      })
   })
 }

@@ -1,0 +1,37 @@
+/**
+ * The hook a durable engine wraps the loop's side effects with: each model
+ * call and each tool handler's run. Absent (the default), the loop runs them
+ * directly and pays one context lookup per call. `loopwork/durable` provides
+ * it inside a workflow body, turning each into an activity whose recorded
+ * result a replay returns instead of calling the model or the tool again.
+ *
+ * What crosses the hook is what the call changed, as Schema data: the
+ * model's turn (its messages and response) and the handler's outcome (its
+ * encoded result or failure). Everything else — modes, steps, policies,
+ * approvals — runs in the body and is rebuilt by replaying it.
+ *
+ * @internal
+ */
+import { Context, type Effect } from "effect"
+import type { ChatModelError } from "../ChatModel.ts"
+import type { ToolCall } from "../ToolCall.ts"
+import type { Turn } from "./turn.ts"
+import type { StoredOutcome } from "./tools/handlerOutcome.ts"
+
+/** @internal */
+export interface Durability {
+  /** Runs (or replays) one model call; `call` is the model's turn, checked on arrival. */
+  readonly modelCall: (call: Effect.Effect<Turn, ChatModelError>) => Effect.Effect<Turn, ChatModelError>
+  /** Runs (or replays) one run of `call`'s handler; `run` never fails. */
+  readonly toolCall: (call: ToolCall, run: Effect.Effect<StoredOutcome>) => Effect.Effect<StoredOutcome>
+}
+
+/**
+ * The durability of the run in progress: `undefined` (the default) runs
+ * model and tool calls directly.
+ *
+ * @internal
+ */
+export const CurrentDurability = Context.Reference<Durability | undefined>("loopwork/Durability", {
+  defaultValue: () => undefined
+})

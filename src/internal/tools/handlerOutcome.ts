@@ -1,0 +1,103 @@
+/**
+ * How one run of a tool's handler ended, before the run's failure policy
+ * sees it: it returned (its result encoded with the tool's success schema),
+ * it failed (its error, encoded with the failure schema when it can be), it
+ * timed out, its result did not match the success schema, it died, or a
+ * `StopSignal.interrupt` cut it short.
+ *
+ * `StoredOutcome` is the JSON form a durable run records: the encoded values
+ * and messages only. `revive` rebuilds the typed values from them with the
+ * tool's schemas, so a replayed call settles exactly like the first run.
+ *
+ * @internal
+ */
+import { Duration, Effect, Schema } from "effect"
+import { Tool } from "effect/ai"
+import type { CompiledTool } from "./compile.ts"
+
+/** @internal */
+export type HandlerOutcome =
+  | { readonly _tag: "Returned"; readonly result: unknown; readonly encoded: unknown; readonly directReturn: boolean }
+  | { readonly _tag: "Raised"; readonly error: unknown; readonly encoded: { readonly value: unknown } | undefined; readonly message: string }
+  | { readonly _tag: "TimedOut"; readonly after: Duration.Duration }
+  | { readonly _tag: "Mismatched"; readonly result: unknown; readonly issue: unknown; readonly message: string }
+  | { readonly _tag: "Died"; readonly defect: unknown; readonly message: string }
+  | { readonly _tag: "Cut" }
+
+/** @internal the recorded form of a {@link HandlerOutcome} (a cut run is never recorded) */
+export const StoredOutcome = Schema.Union([
+  Schema.TaggedStruct("Returned", { encoded: Schema.Unknown, directReturn: Schema.Boolean }),
+  Schema.TaggedStruct("Raised", { encoded: Schema.optionalKey(Schema.Unknown), message: Schema.String }),
+  Schema.TaggedStruct("TimedOut", { millis: Schema.Number }),
+  Schema.TaggedStruct("Mismatched", { message: Schema.String }),
+  Schema.TaggedStruct("Died", { message: Schema.String })
+]).annotate({ identifier: "HandlerOutcome" })
+
+/** @internal */
+export type StoredOutcome = typeof StoredOutcome.Type
+
+/**
+ * The outcome's recorded form. A cut run has none: it dies, since durable
+ * runs refuse `StopSignal.interrupt` up front.
+ *
+ * @internal
+ */
+export const toStored = (outcome: HandlerOutcome): StoredOutcome => {
+  switch (outcome._tag) {
+    case "Returned":
+      return { _tag: "Returned", encoded: outcome.encoded, directReturn: outcome.directReturn }
+    case "Raised":
+      return outcome.encoded === undefined
+        ? { _tag: "Raised", message: outcome.message }
+        : { _tag: "Raised", encoded: outcome.encoded.value, message: outcome.message }
+    case "TimedOut":
+      return { _tag: "TimedOut", millis: Duration.toMillis(outcome.after) }
+    case "Mismatched":
+      return { _tag: "Mismatched", message: outcome.message }
+    case "Died":
+      return { _tag: "Died", message: outcome.message }
+    case "Cut":
+      throw new Error("a handler cut short by StopSignal.interrupt cannot be recorded")
+  }
+}
+
+const decoded = (schema: Schema.Top, encoded: unknown, fallback: unknown): Effect.Effect<unknown> =>
+  Effect.orElseSucceed(
+    Schema.decodeUnknownEffect(schema as Schema.Codec<unknown, unknown>)(encoded),
+    () => fallback
+  )
+
+/**
+ * The outcome a recorded one stands for: a result or an error decoded from
+ * its encoded form with the tool's schemas (the encoded form itself when it
+ * does not decode), a defect as its message.
+ *
+ * @internal
+ */
+export const revive = (entry: CompiledTool, stored: StoredOutcome): Effect.Effect<HandlerOutcome> => {
+  switch (stored._tag) {
+    case "Returned":
+      return Effect.map(decoded(entry.tool.successSchema, stored.encoded, stored.encoded), (result) => ({
+        _tag: "Returned",
+        result,
+        encoded: stored.encoded,
+        directReturn: stored.directReturn
+      }))
+    case "Raised":
+      if (!Object.hasOwn(stored, "encoded")) {
+        return Effect.succeed({ _tag: "Raised", error: stored.message, encoded: undefined, message: stored.message })
+      }
+      return Effect.map(decoded(Tool.failureResultSchema(entry.tool), stored.encoded, stored.message), (error) => ({
+        _tag: "Raised",
+        error,
+        encoded: { value: stored.encoded },
+        message: stored.message
+      }))
+    case "TimedOut":
+      return Effect.succeed({ _tag: "TimedOut", after: Duration.millis(stored.millis) })
+    case "Mismatched":
+      return Effect.succeed({ _tag: "Mismatched", result: stored.message, issue: stored.message, message: stored.message })
+    case "Died":
+      return Effect.succeed({ _tag: "Died", defect: stored.message, message: stored.message })
+  }
+}
