@@ -32,6 +32,14 @@ describe("packaging", () => {
     expect(loaded.filter((url) => url.includes("@ai-sdk") || url.includes("/node_modules/ai/"))).toEqual([])
   })
 
+  it("loopwork, loopwork/ensemble and loopwork/testing load none of the durable engine (effect/workflow, effect/cluster, node:sqlite)", async () => {
+    const loaded = await loadedBy("loopwork", "loopwork/ensemble", "loopwork/testing")
+    expect(loaded.some((url) => url.endsWith("/src/index.ts"))).toBe(true)
+    expect(loaded.filter((url) => /\/effect\/dist\/(workflow|cluster)\/|\/src\/durable\/|node:sqlite/.test(url))).toEqual([])
+    const durable = await loadedBy("loopwork/durable")
+    expect(durable.some((url) => url.includes("/effect/dist/workflow/"))).toBe(true)
+  })
+
   it("loopwork/ai-sdk loads no AI SDK module either (types only)", async () => {
     const loaded = await loadedBy("loopwork/ai-sdk")
     expect(loaded.some((url) => url.endsWith("/src/ai-sdk/AiSdkModel.ts"))).toBe(true)

@@ -1,6 +1,6 @@
 /**
  * The public surface, as a user imports it: every namespace of `loopwork`,
- * `loopwork/ensemble`, `loopwork/ai-sdk` and `loopwork/testing`, with its run-time exports
+ * `loopwork/ensemble`, `loopwork/ai-sdk`, `loopwork/durable` and `loopwork/testing`, with its run-time exports
  * (`Object.keys` of the namespace object) and its type-only exports (read by
  * the TypeScript checker), compared with `test/fixtures/exports.json`.
  *
@@ -18,6 +18,7 @@ import * as path from "node:path"
 import ts from "typescript"
 import * as Loopwork from "loopwork"
 import * as AiSdk from "loopwork/ai-sdk"
+import * as Durable from "loopwork/durable"
 import * as Ensemble from "loopwork/ensemble"
 import * as Testing from "loopwork/testing"
 
@@ -27,6 +28,7 @@ const entries: Record<string, object> = {
   "loopwork": Loopwork,
   "loopwork/ensemble": Ensemble,
   "loopwork/ai-sdk": AiSdk,
+  "loopwork/durable": Durable,
   "loopwork/testing": Testing
 }
 const fixture = path.join(import.meta.dirname, "..", "fixtures", "exports.json")

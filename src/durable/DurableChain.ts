@@ -1,0 +1,249 @@
+/**
+ * A loopwork run as an effect `Workflow`: it survives crashes and restarts,
+ * and can wait days for a human. Every model call and every run of a tool's
+ * handler is recorded as an activity, so a run started again — after a
+ * crash, on another runner, or after an approval — replays what was done
+ * and calls neither the model nor the tool a second time. Calls waiting for
+ * approval or an external result are answered from any process that shares
+ * the store, while the run is suspended and even while no runner is alive.
+ *
+ * Every mode works, built-in or custom: the chain function and the mode must
+ * be deterministic (the same input gives the same chain and the same steps);
+ * model and tool calls may do anything.
+ *
+ * @stability unstable (effect/workflow is)
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import type { Tool, Toolkit } from "effect/ai"
+import { Workflow, WorkflowEngine } from "effect/workflow"
+import * as Approval from "../Approval.ts"
+import type { Chain } from "../internal/chain.ts"
+import type { HandlersOf, RunOptions } from "../internal/run.ts"
+import type { ChatModel } from "../ChatModel.ts"
+import * as ExternalTool from "../ExternalTool.ts"
+import { CallNotAwaiting, InvalidInput, type InvalidResumeValue } from "../LoopError.ts"
+import type { SqlError } from "effect/sql/SqlError"
+import { AlreadyAnswered, NotDurableChain } from "./DurableError.ts"
+import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
+import { answer, type Answers } from "./internal/answer.ts"
+import { approvalOf, body, resultOf } from "./internal/body.ts"
+import { configOf, register } from "./internal/config.ts"
+import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
+
+/**
+ * Options of {@link workflow}: the input's Schema, its idempotency key (the
+ * same key is the same execution), the toolkit, the chain made from the
+ * input, `version` (default 1; raise it when a deploy changes what the
+ * runs do, so in-flight runs never replay under new steps), and any
+ * `Chain.run` option (a `stop` signal is refused: use `Workflow.interrupt`).
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Toolkit } from "effect/ai"
+ * import { Chain, Mode } from "loopwork"
+ * import type { DurableChain } from "loopwork/durable"
+ *
+ * const toolkit = Toolkit.make()
+ * const input = Schema.Struct({ id: Schema.String, question: Schema.String })
+ * const options: DurableChain.Options<typeof input, {}> = {
+ *   input,
+ *   idempotencyKey: ({ id }) => id,
+ *   toolkit,
+ *   chain: ({ question }) => Chain.make({ user: question, toolkit }),
+ *   mode: Mode.whileNeedsResponse
+ * }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any>, R = ChatModel> =
+  & Omit<RunOptions<R>, "stop">
+  & {
+    readonly input: Input
+    readonly idempotencyKey: (input: Input["Type"]) => string
+    readonly toolkit: Toolkit.Toolkit<Tools>
+    readonly chain: (input: Input["Type"]) => Chain<Tools>
+    readonly version?: number | undefined
+  }
+
+/**
+ * The workflow of a durable chain: a plain effect `Workflow` (execute, poll,
+ * interrupt, resume and `WorkflowProxy` all work).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type DurableWorkflow<Name extends string, Input extends Workflow.AnyStructSchema> = Workflow.Workflow<
+  Name,
+  Input,
+  typeof DurableResult,
+  typeof DurableRunFailed
+>
+
+/**
+ * A durable chain's workflow. Register its body on runners with
+ * {@link layer}; start it with `workflow.execute(input)` from any process
+ * connected to the engine.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Toolkit } from "effect/ai"
+ * import { Chain, Mode } from "loopwork"
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * const toolkit = Toolkit.make()
+ * const Support = DurableChain.workflow("Support", {
+ *   input: Schema.Struct({ ticket: Schema.String, question: Schema.String }),
+ *   idempotencyKey: ({ ticket }) => ticket,
+ *   toolkit,
+ *   chain: ({ question }) => Chain.make({ user: question, toolkit }),
+ *   mode: Mode.whileNeedsResponse,
+ *   maxRuns: 20
+ * })
+ * const started = Support.execute({ ticket: "T-1", question: "Where is my order?" }, { discard: true })
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const workflow = <
+  const Name extends string,
+  Input extends Workflow.AnyStructSchema,
+  Tools extends Record<string, Tool.Any>,
+  R = ChatModel
+>(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
+  const { chain, idempotencyKey, input, toolkit, version, ...run } = options
+  if ((run as { readonly stop?: unknown }).stop !== undefined) {
+    throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: interrupt the workflow instead", value: "StopSignal" })
+  }
+  const made = Workflow.make(name, { payload: input, idempotencyKey, success: DurableResult, error: DurableRunFailed })
+  register(made, { toolkit, chain: chain as (input: never) => Chain, version: version ?? 1, run: run as RunOptions<unknown> })
+  return made as unknown as DurableWorkflow<Name, Input>
+}
+
+/**
+ * Registers a durable chain's body with the workflow engine. Runners need
+ * the model, the tools' handlers, a `WaitingCalls` store and the engine.
+ *
+ * @example
+ * ```ts
+ * import type { Layer } from "effect"
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * declare const Model: Layer.Layer<import("loopwork").ChatModel.ChatModel>
+ * const SupportLive = DurableChain.layer(Support)
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = <Name extends string, Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any> = {}, R = ChatModel>(
+  workflow: DurableWorkflow<Name, Input>
+): Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
+  const config = configOf(workflow)
+  if (config === undefined) return Layer.effectDiscard(Effect.die(new NotDurableChain({ workflow: workflow._tag })))
+  return workflow.toLayer(body(config) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
+}
+
+/**
+ * The calls an execution waits on (for approval or for an external
+ * result) that have no answer yet. Works from any process that shares the
+ * `WaitingCalls` store.
+ *
+ * @example
+ * ```ts
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * const waiting = DurableChain.pending(Support, "execution-id")
+ * ```
+ *
+ * @category answers
+ * @since 0.1.0
+ */
+export const pending = (
+  workflow: Workflow.Any,
+  executionId: string
+): Effect.Effect<ReadonlyArray<WaitingCall>, NotDurableChain | SqlError, WaitingCalls> =>
+  configOf(workflow) === undefined
+    ? Effect.fail(new NotDurableChain({ workflow: String(workflow?._tag) }))
+    : Effect.flatMap(Effect.service(WaitingCalls), (store) => store.list(executionId))
+
+/**
+ * Approves, rejects or edits calls an execution waits on. Everything is
+ * checked before anything is written, as `Approval.decide` checks it: calls
+ * that do not wait for approval in this execution fail with
+ * `CallNotAwaiting`, edited arguments that do not match the tool with
+ * `InvalidResumeValue`. The first answer to a call wins: answering it again
+ * the same way is harmless, differently fails with `AlreadyAnswered`. The
+ * execution resumes on a runner once its calls are answered.
+ *
+ * @example
+ * ```ts
+ * import { Approval } from "loopwork"
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * const decided = DurableChain.decide(Support, "execution-id", { call_1: Approval.approve })
+ * ```
+ *
+ * @category answers
+ * @since 0.1.0
+ */
+export const decide = (
+  workflow: Workflow.Any,
+  executionId: string,
+  decisions: Readonly<Record<string, Approval.Decision>>
+): Effect.Effect<
+  void,
+  NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError,
+  WaitingCalls | WorkflowEngine.WorkflowEngine
+> => answer(workflow, executionId, decisions, approvals)
+
+/**
+ * Supplies results (or failures) for calls of external tools an execution
+ * waits on, checked like `ExternalTool.supply` before anything is written;
+ * the first answer wins, as with {@link decide}.
+ *
+ * @example
+ * ```ts
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * const supplied = DurableChain.supply(Support, "execution-id", { call_2: { result: { page: "…" } } })
+ * ```
+ *
+ * @category answers
+ * @since 0.1.0
+ */
+export const supply = (
+  workflow: Workflow.Any,
+  executionId: string,
+  results: Readonly<Record<string, ExternalTool.Supplied>>
+): Effect.Effect<
+  void,
+  NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError,
+  WaitingCalls | WorkflowEngine.WorkflowEngine
+> => answer(workflow, executionId, results, externals)
+
+const approvals: Answers<Approval.Decision> = {
+  kind: "approval",
+  field: "approval decisions",
+  schema: Approval.Decision,
+  deferred: approvalOf,
+  edit: (decision) => decision._tag === "Edit" ? { params: decision.params } : undefined
+}
+
+const externals: Answers<ExternalTool.Supplied> = {
+  kind: "result",
+  field: "external results",
+  schema: ExternalTool.Supplied,
+  deferred: resultOf,
+  edit: (supplied) => "result" in supplied ? { result: supplied.result } : undefined
+}
+

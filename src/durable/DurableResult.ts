@@ -1,0 +1,97 @@
+/**
+ * What a durable run's workflow ends with. It succeeds with `Finished` (the
+ * run's `Ok`: its reason and the chain's JSON document) or `Paused` (a pause
+ * no one can answer through the store: a stop, a request for user input, a
+ * mode's own pause), and fails with {@link DurableRunFailed} (the run's
+ * `RunError`: its reason, message and the chain's document). Documents are
+ * the text of `Chain.encode`: `Chain.decode(JSON.parse(document), { toolkit })`
+ * gives the chain back.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { redactSecrets } from "../internal/redact.ts"
+
+/**
+ * @example
+ * ```ts
+ * import { DurableResult } from "loopwork/durable"
+ *
+ * const done: DurableResult.Finished = { _tag: "Finished", reason: "done", document: "{}" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const Finished = Schema.TaggedStruct("Finished", { reason: Schema.String, document: Schema.String })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Finished = typeof Finished.Type
+
+/**
+ * @example
+ * ```ts
+ * import { DurableResult } from "loopwork/durable"
+ *
+ * const paused: DurableResult.Paused = { _tag: "Paused", reason: "StopRequested", document: "{}" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const Paused = Schema.TaggedStruct("Paused", { reason: Schema.String, document: Schema.String })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type Paused = typeof Paused.Type
+
+/**
+ * The success of a durable run's workflow.
+ *
+ * @example
+ * ```ts
+ * import { DurableResult } from "loopwork/durable"
+ *
+ * const text = (result: DurableResult.DurableResult) => result._tag === "Finished" ? result.reason : "paused"
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const DurableResult = Schema.Union([Finished, Paused]).annotate({ identifier: "DurableResult" })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export type DurableResult = typeof DurableResult.Type
+
+/**
+ * A durable run failed: `reason` is the tag of the run's `LoopError`
+ * reason, `description` its message, `document` the chain at the failure.
+ *
+ * @example
+ * ```ts
+ * import { DurableResult } from "loopwork/durable"
+ *
+ * new DurableResult.DurableRunFailed({ reason: "MaxRunsExceeded", description: "Exceeded maximum number of runs (3/3)", document: "{}" }).message
+ * // "The durable run failed (MaxRunsExceeded): Exceeded maximum number of runs (3/3)"
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class DurableRunFailed extends Schema.TaggedError<DurableRunFailed>()("DurableRunFailed", {
+  reason: Schema.String,
+  description: Schema.String,
+  document: Schema.String
+}) {
+  override get message(): string {
+    return redactSecrets(`The durable run failed (${this.reason}): ${this.description}`)
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * An effect/sql `SqlClient` over Node's built-in `node:sqlite`: the
+ * embedded durable store, one file, no server. Several processes may share
+ * the file (WAL journal; a writer waits up to `busyTimeout` for another's
+ * lock). The published `@effect/sql-sqlite-node` does not load on effect
+ * 4.1 (it imports the removed `effect/unstable/*` paths); this client will
+ * give way to it once a release does.
+ *
+ * @stability unstable
+ * @since 0.1.0
+ */
+import { Cache, Context, Duration, Effect, Fiber, Layer, Scope, Semaphore, Stream } from "effect"
+import { Reactivity } from "effect/reactivity"
+import * as Client from "effect/sql/SqlClient"
+import type { Connection } from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
+import { DatabaseSync, type StatementSync } from "node:sqlite"
+
+/**
+ * Options of {@link layer}.
+ *
+ * @example
+ * ```ts
+ * import type { SqliteClient } from "loopwork/durable"
+ *
+ * const options: SqliteClient.Options = { filename: "runs.db", busyTimeout: "5 seconds" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The database file (created if missing); `":memory:"` for a private in-memory database. */
+  readonly filename: string
+  /** How long a write waits for another process's lock (default 5 seconds). */
+  readonly busyTimeout?: Duration.Input | undefined
+}
+
+const failure = (message: string, operation: string) => (cause: unknown) => {
+  const withErrno = typeof cause === "object" && cause !== null && "errcode" in cause && !("errno" in cause)
+    ? Object.assign(cause, { errno: (cause as { readonly errcode: unknown }).errcode })
+    : cause
+  return new SqlError({ reason: classifySqliteError(withErrno, { message, operation }) })
+}
+
+const connect = (options: Options) =>
+  Effect.gen(function*() {
+    const db = yield* Effect.acquireRelease(
+      Effect.try({ try: () => new DatabaseSync(options.filename), catch: failure("Failed to open the database", "open") }),
+      (db) => Effect.sync(() => db.close())
+    )
+    const busy = Duration.toMillis(Duration.fromInputUnsafe(options.busyTimeout ?? "5 seconds"))
+    yield* Effect.try({
+      try: () => db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${Math.max(0, Math.floor(busy))}`),
+      catch: failure("Failed to configure the database", "open")
+    })
+    const prepared = yield* Cache.make({
+      capacity: 200,
+      lookup: (sql: string) => Effect.try({ try: () => db.prepare(sql), catch: failure("Failed to prepare statement", "prepare") })
+    })
+    const runOn = (statement: StatementSync, params: ReadonlyArray<unknown>, arrays: boolean) =>
+      Effect.withFiber<ReadonlyArray<any>, SqlError>((fiber) =>
+        Effect.try({
+          try: () => {
+            statement.setReadBigInts(Context.get(fiber.context, Client.SafeIntegers))
+            statement.setReturnArrays(arrays)
+            if (statement.columns().length > 0) return statement.all(...(params as Array<any>)) as ReadonlyArray<any>
+            statement.run(...(params as Array<any>))
+            return []
+          },
+          catch: failure("Failed to execute statement", "execute")
+        })
+      )
+    const run = (sql: string, params: ReadonlyArray<unknown>, arrays = false) =>
+      Effect.flatMap(Cache.get(prepared, sql), (statement) => runOn(statement, params, arrays))
+    const unprepared = (sql: string, params: ReadonlyArray<unknown>, arrays = false) =>
+      Effect.flatMap(
+        Effect.try({ try: () => db.prepare(sql), catch: failure("Failed to prepare statement", "prepare") }),
+        (statement) => runOn(statement, params, arrays)
+      )
+    const connection: Connection = {
+      execute: (sql, params, transform) => transform ? Effect.map(run(sql, params), transform) : run(sql, params),
+      executeRaw: (sql, params) => run(sql, params),
+      executeValues: (sql, params) => run(sql, params, true),
+      executeValuesUnprepared: (sql, params) => unprepared(sql, params, true),
+      executeUnprepared: (sql, params, transform) =>
+        transform ? Effect.map(unprepared(sql, params), transform) : unprepared(sql, params),
+      executeStream: () => Stream.die("executeStream is not supported by loopwork's SQLite client")
+    }
+    return connection
+  })
+
+const make = (options: Options) =>
+  Effect.gen(function*() {
+    const connection = yield* connect(options)
+    // One connection, one statement at a time; a transaction holds it until it ends.
+    const lock = yield* Semaphore.make(1)
+    const transactionAcquirer = Effect.uninterruptibleMask((restore) => {
+      const scope = Context.getUnsafe(Fiber.getCurrent()!.context, Scope.Scope)
+      return Effect.as(Effect.tap(restore(lock.take(1)), () => Scope.addFinalizer(scope, lock.release(1))), connection)
+    })
+    return yield* Client.make({
+      acquirer: lock.withPermits(1)(Effect.succeed(connection)),
+      transactionAcquirer,
+      compiler: Statement.makeCompilerSqlite(),
+      driver: "loopwork-node-sqlite",
+      beginTransaction: "BEGIN IMMEDIATE",
+      spanAttributes: [["db.system.name", "sqlite"]]
+    })
+  })
+
+/**
+ * The `SqlClient` of a SQLite file.
+ *
+ * @example
+ * ```ts
+ * import { SqliteClient } from "loopwork/durable"
+ *
+ * const Sql = SqliteClient.layer({ filename: "runs.db" })
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<Client.SqlClient, SqlError> =>
+  Layer.effect(Client.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

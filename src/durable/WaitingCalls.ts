@@ -1,0 +1,217 @@
+/**
+ * The calls durable runs are waiting on — for a human's approval or for an
+ * external result — kept where any process that shares the store can read
+ * them. A run posts each call once, before it waits; `DurableChain.decide`
+ * and `DurableChain.supply` read them to refuse answers for calls that are
+ * not waiting, and claim a call before answering it, so the first answer
+ * wins and a different second one is refused.
+ *
+ * Two stores: `layerMemory` (one process, for tests) and `layerSql`, a
+ * table `loopwork_waiting_calls` in the database of any effect/sql
+ * `SqlClient` (SQLite or PostgreSQL), created if missing.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+
+/**
+ * A call a durable run waits on.
+ *
+ * @example
+ * ```ts
+ * import { WaitingCalls } from "loopwork/durable"
+ *
+ * const call: WaitingCalls.WaitingCall = {
+ *   callId: "call_1", kind: "approval", tool: "refund", params: { amount: 120 }
+ * }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const WaitingCall = Schema.Struct({
+  callId: Schema.String,
+  kind: Schema.Literals(["approval", "result"]),
+  tool: Schema.String,
+  params: Schema.Unknown
+}).annotate({ identifier: "WaitingCall" })
+
+/**
+ * @category models
+ * @since 0.1.0
+ */
+export interface WaitingCall extends Schema.Schema.Type<typeof WaitingCall> {}
+
+/**
+ * What claiming a call for an answer found: the answer is the call's
+ * (`answered`: it was waiting, or already had this very answer, so
+ * answering again is harmless); another answer came first (`taken`); no
+ * such call waits in this execution (`unknown`).
+ *
+ * @example
+ * ```ts
+ * import type { WaitingCalls } from "loopwork/durable"
+ *
+ * const first: WaitingCalls.Claim = "answered"
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Claim = "answered" | "taken" | "unknown"
+
+/**
+ * The store of waiting calls.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { WaitingCalls } from "loopwork/durable"
+ *
+ * const list = Effect.flatMap(Effect.service(WaitingCalls.WaitingCalls), (store) => store.list("execution-id"))
+ * ```
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class WaitingCalls extends Context.Service<WaitingCalls, {
+  /** Records that `executionId` waits on `call` (once: posting again changes nothing). */
+  readonly post: (executionId: string, call: WaitingCall) => Effect.Effect<void, SqlError>
+  /** The calls `executionId` waits on that have no answer yet, in the order they were posted. */
+  readonly list: (executionId: string) => Effect.Effect<ReadonlyArray<WaitingCall>, SqlError>
+  /** The answer (a JSON text) a call of `executionId` was given: `undefined` while it waits, `null` if no such call was posted. */
+  readonly answerOf: (executionId: string, callId: string) => Effect.Effect<string | undefined | null, SqlError>
+  /** Claims the call for `answer` (a JSON text): the first answer wins. */
+  readonly claim: (executionId: string, callId: string, answer: string) => Effect.Effect<Claim, SqlError>
+}>()("loopwork/durable/WaitingCalls") {}
+
+interface Row {
+  readonly call: WaitingCall
+  answer: string | undefined
+}
+
+/**
+ * Waiting calls in this process's memory: for tests and the memory engine.
+ * Not durable.
+ *
+ * @example
+ * ```ts
+ * import { WaitingCalls } from "loopwork/durable"
+ *
+ * const store = WaitingCalls.layerMemory
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, () => {
+  const executions = new Map<string, Map<string, Row>>()
+  const rowsOf = (executionId: string) => {
+    let rows = executions.get(executionId)
+    if (rows === undefined) executions.set(executionId, rows = new Map())
+    return rows
+  }
+  return {
+    post: (executionId, call) =>
+      Effect.sync(() => {
+        const rows = rowsOf(executionId)
+        if (!rows.has(call.callId)) rows.set(call.callId, { call, answer: undefined })
+      }),
+    list: (executionId) =>
+      Effect.sync(() => [...rowsOf(executionId).values()].filter((row) => row.answer === undefined).map((row) => row.call)),
+    answerOf: (executionId, callId) =>
+      Effect.sync(() => {
+        const row = rowsOf(executionId).get(callId)
+        return row === undefined ? null : row.answer
+      }),
+    claim: (executionId, callId, answer) =>
+      Effect.sync((): Claim => {
+        const row = rowsOf(executionId).get(callId)
+        if (row === undefined) return "unknown"
+        if (row.answer === undefined) row.answer = answer
+        return row.answer === answer ? "answered" : "taken"
+      })
+  }
+})
+
+const Stored = Schema.Struct({ kind: Schema.Literals(["approval", "result"]), tool: Schema.String, params: Schema.String })
+const decodeStored = Schema.decodeUnknownOption(Stored)
+
+/** Stored arguments: JSON written by `post`; text that is not (a tampered row) is shown as it is. */
+const parsed = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+/**
+ * Waiting calls in a SQL table (`loopwork_waiting_calls`, created if missing)
+ * of the `SqlClient`'s database: shared by every process that uses it.
+ *
+ * @example
+ * ```ts
+ * import { WaitingCalls } from "loopwork/durable"
+ *
+ * const store = WaitingCalls.layerSql // needs an effect/sql SqlClient
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.effect(
+  WaitingCalls,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS loopwork_waiting_calls (
+      execution_id VARCHAR(255) NOT NULL,
+      call_id VARCHAR(255) NOT NULL,
+      position BIGINT NOT NULL,
+      kind VARCHAR(16) NOT NULL,
+      tool VARCHAR(255) NOT NULL,
+      params TEXT NOT NULL,
+      answer TEXT,
+      PRIMARY KEY (execution_id, call_id)
+    )`
+    return {
+      post: (executionId, call) =>
+        sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params)
+          SELECT ${executionId}, ${call.callId},
+            (SELECT COUNT(*) FROM loopwork_waiting_calls WHERE execution_id = ${executionId}),
+            ${call.kind}, ${call.tool}, ${JSON.stringify(call.params) ?? "null"}
+          WHERE NOT EXISTS (
+            SELECT 1 FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND call_id = ${call.callId}
+          )`.pipe(Effect.asVoid),
+      list: (executionId) =>
+        Effect.map(
+          sql<{ call_id: string; kind: string; tool: string; params: string }>`SELECT call_id, kind, tool, params
+            FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND answer IS NULL ORDER BY position`,
+          (rows) =>
+            // A row that is not one `post` writes (a tampered table) is left out.
+            rows.flatMap((row): Array<WaitingCall> => {
+              const stored = decodeStored(row)
+              if (stored._tag === "None" || typeof row.call_id !== "string") return []
+              return [{ callId: row.call_id, kind: stored.value.kind, tool: stored.value.tool, params: parsed(stored.value.params) }]
+            })
+        ),
+      answerOf: (executionId, callId) =>
+        Effect.map(
+          sql<{ answer: string | null }>`SELECT answer FROM loopwork_waiting_calls
+            WHERE execution_id = ${executionId} AND call_id = ${callId}`,
+          (rows) => rows.length === 0 ? null : typeof rows[0].answer === "string" ? rows[0].answer : undefined
+        ),
+      claim: (executionId, callId, answer) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`UPDATE loopwork_waiting_calls SET answer = ${answer}
+            WHERE execution_id = ${executionId} AND call_id = ${callId} AND answer IS NULL`
+          const rows = yield* sql<{ answer: string | null }>`SELECT answer FROM loopwork_waiting_calls
+            WHERE execution_id = ${executionId} AND call_id = ${callId}`
+          if (rows.length === 0) return "unknown" as const
+          return rows[0].answer === answer ? "answered" as const : "taken" as const
+        }))
+    }
+  })
+)

@@ -1,0 +1,101 @@
+/**
+ * Answering calls a durable execution waits on, from outside it: the
+ * answers are checked against what waits (the `WaitingCalls` store) and
+ * against the tools before anything is written; each call is then claimed
+ * (the first answer wins) and its durable deferred completed, which wakes
+ * the execution.
+ *
+ * @internal
+ */
+import { Effect, Exit, Schema } from "effect"
+import type { DurableDeferred, Workflow } from "effect/workflow"
+import { WorkflowEngine } from "effect/workflow"
+import type { SqlError } from "effect/sql/SqlError"
+import { describe } from "../../internal/describe.ts"
+import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
+import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
+import { AlreadyAnswered, NotDurableChain } from "../DurableError.ts"
+import { WaitingCalls } from "../WaitingCalls.ts"
+import { configOf } from "./config.ts"
+
+/** @internal how one kind of answer is checked and delivered */
+export interface Answers<A> {
+  readonly kind: "approval" | "result"
+  readonly field: string
+  readonly schema: Schema.Codec<A, unknown>
+  readonly deferred: (callId: string) => DurableDeferred.DurableDeferred<Schema.Codec<A, unknown>>
+  /** What of the answer the tool's schemas must accept: edited arguments or a supplied result. */
+  readonly edit: (answer: A) => { readonly params: unknown } | { readonly result: unknown } | undefined
+}
+
+/** At most this many answers in one call: more is not a human's decision. */
+const maxAnswers = 1_000
+
+type Failure = NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError
+
+const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<ReadonlyArray<readonly [string, A]>, InvalidInput> => {
+  const invalid = (rule: string) => Effect.fail(new InvalidInput({ field: answers.field, rule, value: input }))
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return invalid("must be a record of call ids to answers")
+  const entries = Object.entries(input)
+  if (entries.length > maxAnswers) return invalid(`must answer at most ${maxAnswers} calls at once`)
+  const decode = Schema.decodeUnknownEffect(answers.schema)
+  return Effect.forEach(entries, ([id, value]) =>
+    Effect.mapError(
+      Effect.map(decode(value), (decoded) => [id, decoded] as const),
+      (error) => new InvalidInput({ field: answers.field, rule: `the answer for '${id}' is invalid (${error.message})`, value })
+    ))
+}
+
+/** @internal */
+export const answer = <A>(
+  workflow: Workflow.Any,
+  executionId: string,
+  input: unknown,
+  answers: Answers<A>
+): Effect.Effect<void, Failure, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
+  Effect.gen(function*() {
+    const config = configOf(workflow)
+    if (config === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
+    if (typeof executionId !== "string") {
+      return yield* new InvalidInput({ field: "executionId", rule: "must be the execution id (a string)", value: executionId })
+    }
+    const entries = yield* entriesOf(input, answers)
+    const store = yield* Effect.service(WaitingCalls)
+    const waiting = (yield* store.list(executionId)).filter((call) => call.kind === answers.kind)
+    const byId = new Map(waiting.map((call) => [call.callId, call]))
+    const unknown: Array<string> = []
+    for (const [id, value] of entries) {
+      if (byId.has(id)) continue
+      // Answered already: the same answer again is harmless, another one is refused.
+      const given = yield* store.answerOf(executionId, id)
+      if (typeof given !== "string") unknown.push(id)
+      else if (given !== JSON.stringify(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
+    }
+    if (unknown.length > 0) {
+      return yield* new CallNotAwaiting({ ids: unknown, awaiting: answers.kind, waiting: waiting.map((call) => call.callId) })
+    }
+    for (const [id, value] of entries) {
+      const tool = byId.get(id)?.tool
+      if (tool === undefined) continue
+      const checked = answers.edit(value)
+      if (checked === undefined) continue
+      const what = "params" in checked ? "arguments" : "result"
+      yield* Effect.mapError(
+        "params" in checked ? checkParamsFor(config.toolkit, tool, checked.params) : encodeResultFor(config.toolkit, tool, checked.result),
+        (issue) => new InvalidResumeValue({ what, callId: id, tool, issue })
+      )
+    }
+    const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
+    for (const [id, value] of entries) {
+      const claim = yield* store.claim(executionId, id, JSON.stringify(value))
+      if (claim === "taken") return yield* new AlreadyAnswered({ executionId, callId: id })
+      if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
+      const deferred = answers.deferred(id)
+      yield* engine.deferredDone(deferred, {
+        workflowName: workflow._tag,
+        executionId,
+        deferredName: deferred.name,
+        exit: Exit.succeed(value)
+      })
+    }
+  })

@@ -1,0 +1,30 @@
+/**
+ * What `DurableChain.workflow` knows of a workflow, kept beside it (the
+ * workflow itself stays a plain effect `Workflow`).
+ *
+ * @internal
+ */
+import type { Toolkit } from "effect/ai"
+import type { Workflow } from "effect/workflow"
+import type { Chain } from "../../internal/chain.ts"
+import type { RunOptions } from "../../internal/run.ts"
+
+/** @internal */
+export interface Config {
+  readonly toolkit: Toolkit.Any
+  readonly chain: (input: never) => Chain
+  readonly version: number
+  /** The `Chain.run` options: everything but the durable ones. */
+  readonly run: RunOptions<unknown>
+}
+
+const configs = new WeakMap<Workflow.Any, Config>()
+
+/** @internal */
+export const register = (workflow: Workflow.Any, config: Config): void => {
+  configs.set(workflow, config)
+}
+
+/** @internal */
+export const configOf = (workflow: Workflow.Any): Config | undefined =>
+  (typeof workflow === "object" && workflow !== null) || typeof workflow === "function" ? configs.get(workflow) : undefined

@@ -1,0 +1,85 @@
+/**
+ * The durability of one workflow body: each model call an activity named
+ * `v<version>/model/<n>` (the n-th call of the body), each run of a tool's
+ * handler an activity named `v<version>/tool/<callId>/<n>` (the n-th run of
+ * that call in the body: a repaired call runs again). The names follow the
+ * body's own deterministic order, so a replay meets the same names and gets
+ * the recorded results instead of calling the model or the tool again.
+ *
+ * A model failure is recorded without credentials: its description and cause
+ * go through the same redaction as every message the library writes.
+ *
+ * @internal
+ */
+import { Effect, Schema } from "effect"
+import { Activity } from "effect/workflow"
+import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
+import type { ChatModelError } from "../../ChatModel.ts"
+import { ModelCallFailed, ScriptExhausted } from "../../LoopError.ts"
+import type { Durability } from "../../internal/durability.ts"
+import { redactSecrets } from "../../internal/redact.ts"
+import { StoredOutcome } from "../../internal/tools/handlerOutcome.ts"
+import { Turn } from "../../internal/turn.ts"
+import { describe } from "../../internal/describe.ts"
+
+const ModelError = Schema.Union([ModelCallFailed, ScriptExhausted])
+
+/** A model failure as it may be stored: redacted, its cause reduced to a redacted message. */
+const storable = (error: ChatModelError): ChatModelError => {
+  if (error._tag !== "ModelCallFailed") return error
+  const props: ConstructorParameters<typeof ModelCallFailed>[0] = {
+    description: redactSecrets(error.description),
+    cause: error.cause === undefined ? undefined : redactSecrets(describe(error.cause)),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMillis === undefined ? {} : { retryAfterMillis: error.retryAfterMillis }),
+    ...(error.retryable === undefined ? {} : { retryable: error.retryable })
+  }
+  return new ModelCallFailed(props)
+}
+
+/** @internal the activity names a body uses, in its order */
+export interface Names {
+  readonly model: () => string
+  readonly tool: (callId: string) => string
+  readonly wait: (callId: string) => string
+}
+
+/** @internal fresh names for one run of a body */
+export const names = (version: number): Names => {
+  let models = 0
+  const runs = new Map<string, number>()
+  return {
+    model: () => `v${version}/model/${++models}`,
+    tool: (callId) => {
+      const n = (runs.get(callId) ?? 0) + 1
+      runs.set(callId, n)
+      return `v${version}/tool/${callId}/${n}`
+    },
+    wait: (callId) => `v${version}/wait/${callId}`
+  }
+}
+
+/** The engine's services an activity needs, captured from the body. */
+type EngineServices = WorkflowEngine | WorkflowInstance
+
+/**
+ * The durability of a body: every model call and handler run through an
+ * activity with the next name. `provide` gives an activity the body's engine
+ * services (the hook's signature knows none).
+ *
+ * @internal
+ */
+export const recorder = (
+  next: Names,
+  provide: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Effect.Effect<A, E>
+): Durability => ({
+  modelCall: (call) =>
+    provide(Activity.make({
+      name: next.model(),
+      success: Turn,
+      error: ModelError,
+      execute: Effect.mapError(call, storable)
+    })),
+  toolCall: (call, run) =>
+    provide(Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: run }))
+})
