@@ -14,14 +14,14 @@ const Refund = Tool.make("refund", {
 const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ order: Schema.String }), success: Schema.String })
 const toolkit = Toolkit.make(Refund, Lookup)
 
-const setup = () => {
+const setup = (refundId = "c2") => {
   const ran: Array<string> = []
   const handlers = toolkit.toLayer({
     refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)),
     lookup: ({ order }) => Effect.sync(() => (ran.push(`lookup ${order}`), `order ${order}: shipped`))
   })
   const model = ScriptedModel.make([
-    { toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: "c2", name: "refund", params: { amount: 20 } }] },
+    { toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: refundId, name: "refund", params: { amount: 20 } }] },
     { text: "Refunded." }
   ])
   const Support = DurableChain.workflow("Support", {
@@ -50,5 +50,57 @@ describe("DurableChain on the memory engine", () => {
       expect(result._tag).toBe("Finished")
       expect(ran).toEqual(["lookup A1", "refund 20"])
     }).pipe(Effect.provide(live))
+  })
+
+  it.effect("answers are checked before anything is written: unknown ids, bad edits, a second different answer", () => {
+    const { live, ran, Support } = setup()
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T2" }, { discard: true })
+      yield* Effect.yieldNow
+      const unknown = yield* Effect.flip(DurableChain.decide(Support, id, { c9: Approval.approve }))
+      expect(unknown._tag).toBe("CallNotAwaiting")
+      const forged = yield* Effect.flip(DurableChain.decide(Support, "another-execution", { c2: Approval.approve }))
+      expect(forged._tag).toBe("CallNotAwaiting")
+      const badEdit = yield* Effect.flip(DurableChain.decide(Support, id, { c2: Approval.edit({ amount: "lots" }) }))
+      expect(badEdit._tag).toBe("InvalidResumeValue")
+      const notARecord = yield* Effect.flip(DurableChain.decide(Support, id, "approve" as never))
+      expect(notARecord._tag).toBe("InvalidInput")
+      expect(yield* DurableChain.pending(Support, id)).toHaveLength(1)
+      yield* DurableChain.decide(Support, id, { c2: Approval.edit({ amount: 5 }) })
+      yield* DurableChain.decide(Support, id, { c2: Approval.edit({ amount: 5 }) })
+      const second = yield* Effect.flip(DurableChain.decide(Support, id, { c2: Approval.reject("no") }))
+      expect(second._tag).toBe("AlreadyAnswered")
+      const result = yield* Support.execute({ ticket: "T2" })
+      expect(result._tag).toBe("Finished")
+      expect(ran).toEqual(["lookup A1", "refund 5"])
+    }).pipe(Effect.provide(live))
+  })
+
+  it.effect.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("a call id named %s is answered like any other", (refundId) => {
+    const { live, ran, Support } = setup(refundId)
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T3" }, { discard: true })
+      yield* Effect.yieldNow
+      expect((yield* DurableChain.pending(Support, id)).map((c) => c.callId)).toEqual([refundId])
+      const decisions: Record<string, Approval.Decision> = Object.create(null)
+      decisions[refundId] = Approval.approve
+      yield* DurableChain.decide(Support, id, decisions)
+      const result = yield* Support.execute({ ticket: "T3" })
+      expect(result._tag).toBe("Finished")
+      expect(ran).toEqual(["lookup A1", "refund 20"])
+    }).pipe(Effect.provide(live))
+  })
+
+  it("refuses a stop signal: durable runs are interrupted instead", () => {
+    expect(() =>
+      DurableChain.workflow("Stopped", {
+        input: Schema.Struct({ ticket: Schema.String }),
+        idempotencyKey: ({ ticket }) => ticket,
+        toolkit,
+        chain: ({ ticket }) => Chain.make({ user: ticket, toolkit }),
+        mode: Mode.whileNeedsResponse,
+        ...({ stop: {} } as object)
+      })
+    ).toThrow(/durable runs take no stop signal/)
   })
 })

@@ -129,6 +129,20 @@ describe("examples", () => {
     expect(stdout).toContain("3 delegation(s): Researcher SUCCESS, Writer SUCCESS, Reviewer SUCCESS")
   })
 
+  it("npm run demo:durable finishes a run whose runners were killed, every side effect once", async () => {
+    const { stdout } = await run(process.execPath, ["--conditions=loopwork-source", "--no-warnings", "examples/durable-refund.ts"], {
+      cwd: process.cwd()
+    })
+    expect(stdout.match(/the runner process was killed \(SIGKILL\)/g)).toHaveLength(2)
+    expect(stdout).toContain("waiting for approval: email_customer")
+    expect(stdout).toContain("finished: Order A-17 was refunded (40 EUR) and the customer was told.")
+    expect(stdout.slice(stdout.indexOf("side effects")).trim().split("\n").slice(1).map((l) => l.trim())).toEqual([
+      "looked up A-17",
+      "refunded 40 on A-17",
+      "emailed \"Refunded 40 EUR.\""
+    ])
+  })
+
   it("npm run demo runs on a real model through the AI SDK bridge when OPENAI_API_KEY is set", async () => {
     // The local OpenAI-protocol server answers as the scripted model would, from the conversation it receives.
     const answer: OpenAiServer.ServerTurn = (request) => {
