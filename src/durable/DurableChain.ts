@@ -22,9 +22,9 @@ import type { Chain } from "../internal/chain.ts"
 import type { HandlersOf, RunOptions } from "../internal/run.ts"
 import type { ChatModel } from "../ChatModel.ts"
 import * as ExternalTool from "../ExternalTool.ts"
-import { CallNotAwaiting, InvalidInput, type InvalidResumeValue } from "../LoopError.ts"
+import { InvalidInput } from "../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
-import { AlreadyAnswered, NotDurableChain } from "./DurableError.ts"
+import { type AnswerError, NotDurableChain } from "./DurableError.ts"
 import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
 import { answer, type Answers } from "./internal/answer.ts"
 import { approvalOf, body, resultOf } from "./internal/body.ts"
@@ -131,12 +131,17 @@ export const workflow = <
  *
  * @example
  * ```ts
- * import type { Layer } from "effect"
- * import { DurableChain } from "loopwork/durable"
+ * import { Layer } from "effect"
+ * import type { Workflow } from "effect/workflow"
+ * import type { ChatModel } from "loopwork"
+ * import { DurableChain, DurableSqlite } from "loopwork/durable"
  *
- * declare const Support: DurableChain.DurableWorkflow<"Support", any>
- * declare const Model: Layer.Layer<import("loopwork").ChatModel.ChatModel>
- * const SupportLive = DurableChain.layer(Support)
+ * declare const Support: DurableChain.DurableWorkflow<"Support", Workflow.AnyStructSchema>
+ * declare const Model: Layer.Layer<ChatModel.ChatModel>
+ * const SupportLive = DurableChain.layer(Support).pipe(
+ *   Layer.provideMerge(DurableSqlite.runner({ filename: "runs.db" })),
+ *   Layer.provide(Model)
+ * )
  * ```
  *
  * @category layers
@@ -157,9 +162,10 @@ export const layer = <Name extends string, Input extends Workflow.AnyStructSchem
  *
  * @example
  * ```ts
+ * import type { Workflow } from "effect/workflow"
  * import { DurableChain } from "loopwork/durable"
  *
- * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * declare const Support: DurableChain.DurableWorkflow<"Support", Workflow.AnyStructSchema>
  * const waiting = DurableChain.pending(Support, "execution-id")
  * ```
  *
@@ -186,9 +192,10 @@ export const pending = (
  * @example
  * ```ts
  * import { Approval } from "loopwork"
+ * import type { Workflow } from "effect/workflow"
  * import { DurableChain } from "loopwork/durable"
  *
- * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * declare const Support: DurableChain.DurableWorkflow<"Support", Workflow.AnyStructSchema>
  * const decided = DurableChain.decide(Support, "execution-id", { call_1: Approval.approve })
  * ```
  *
@@ -199,11 +206,7 @@ export const decide = (
   workflow: Workflow.Any,
   executionId: string,
   decisions: Readonly<Record<string, Approval.Decision>>
-): Effect.Effect<
-  void,
-  NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError,
-  WaitingCalls | WorkflowEngine.WorkflowEngine
-> => answer(workflow, executionId, decisions, approvals)
+): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, decisions, approvals)
 
 /**
  * Supplies results (or failures) for calls of external tools an execution
@@ -212,9 +215,10 @@ export const decide = (
  *
  * @example
  * ```ts
+ * import type { Workflow } from "effect/workflow"
  * import { DurableChain } from "loopwork/durable"
  *
- * declare const Support: DurableChain.DurableWorkflow<"Support", any>
+ * declare const Support: DurableChain.DurableWorkflow<"Support", Workflow.AnyStructSchema>
  * const supplied = DurableChain.supply(Support, "execution-id", { call_2: { result: { page: "…" } } })
  * ```
  *
@@ -225,11 +229,7 @@ export const supply = (
   workflow: Workflow.Any,
   executionId: string,
   results: Readonly<Record<string, ExternalTool.Supplied>>
-): Effect.Effect<
-  void,
-  NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError,
-  WaitingCalls | WorkflowEngine.WorkflowEngine
-> => answer(workflow, executionId, results, externals)
+): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, results, externals)
 
 const approvals: Answers<Approval.Decision> = {
   kind: "approval",

@@ -4,6 +4,8 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import type { SqlError } from "effect/sql/SqlError"
+import type { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../LoopError.ts"
 
 /**
  * A call already has a different answer: the first answer wins.
@@ -49,3 +51,19 @@ export class NotDurableChain extends Schema.TaggedError<NotDurableChain>()("NotD
     return `Workflow '${this.workflow}' was not made by DurableChain.workflow: pass the workflow DurableChain.workflow returned`
   }
 }
+
+/**
+ * Why `DurableChain.decide` or `DurableChain.supply` refused an answer;
+ * nothing was written.
+ *
+ * @example
+ * ```ts
+ * import type { DurableError } from "loopwork/durable"
+ *
+ * const tagOf = (error: DurableError.AnswerError) => error._tag
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type AnswerError = NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError

@@ -15,7 +15,7 @@ import * as Client from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
-import { DatabaseSync, type StatementSync } from "node:sqlite"
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
 
 /**
  * Options of {@link layer}.
@@ -60,13 +60,15 @@ const connect = (options: Options) =>
       lookup: (sql: string) => Effect.try({ try: () => db.prepare(sql), catch: failure("Failed to prepare statement", "prepare") })
     })
     const runOn = (statement: StatementSync, params: ReadonlyArray<unknown>, arrays: boolean) =>
-      Effect.withFiber<ReadonlyArray<any>, SqlError>((fiber) =>
+      Effect.withFiber<ReadonlyArray<object>, SqlError>((fiber) =>
         Effect.try({
           try: () => {
             statement.setReadBigInts(Context.get(fiber.context, Client.SafeIntegers))
             statement.setReturnArrays(arrays)
-            if (statement.columns().length > 0) return statement.all(...(params as Array<any>)) as ReadonlyArray<any>
-            statement.run(...(params as Array<any>))
+            // The statement compiler produces the parameters: values SQLite binds.
+            const bound = params as ReadonlyArray<SQLInputValue>
+            if (statement.columns().length > 0) return statement.all(...bound)
+            statement.run(...bound)
             return []
           },
           catch: failure("Failed to execute statement", "execute")
@@ -79,11 +81,14 @@ const connect = (options: Options) =>
         Effect.try({ try: () => db.prepare(sql), catch: failure("Failed to prepare statement", "prepare") }),
         (statement) => runOn(statement, params, arrays)
       )
+    /** Rows as arrays of column values (`setReturnArrays`). */
+    const values = (rows: Effect.Effect<ReadonlyArray<object>, SqlError>) =>
+      Effect.map(rows, (all) => all as ReadonlyArray<ReadonlyArray<unknown>>)
     const connection: Connection = {
       execute: (sql, params, transform) => transform ? Effect.map(run(sql, params), transform) : run(sql, params),
       executeRaw: (sql, params) => run(sql, params),
-      executeValues: (sql, params) => run(sql, params, true),
-      executeValuesUnprepared: (sql, params) => unprepared(sql, params, true),
+      executeValues: (sql, params) => values(run(sql, params, true)),
+      executeValuesUnprepared: (sql, params) => values(unprepared(sql, params, true)),
       executeUnprepared: (sql, params, transform) =>
         transform ? Effect.map(unprepared(sql, params), transform) : unprepared(sql, params),
       executeStream: () => Stream.die("executeStream is not supported by loopwork's SQLite client")

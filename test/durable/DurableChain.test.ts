@@ -37,13 +37,23 @@ const setup = (refundId = "c2") => {
   return { ran, Support, live }
 }
 
+/** The calls the execution waits on, once it waits (the memory engine runs the body on other fibers). */
+const waitingOn = (Support: ReturnType<typeof setup>["Support"], id: string) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 100; turn++) {
+      const waiting = yield* DurableChain.pending(Support, id)
+      if (waiting.length > 0) return waiting
+      yield* Effect.yieldNow
+    }
+    return yield* Effect.die(new Error(`execution ${id} never waited`))
+  })
+
 describe("DurableChain on the memory engine", () => {
   it.effect("waits for an approval, then finishes; tools ran once", () => {
     const { live, ran, Support } = setup()
     return Effect.gen(function*() {
       const id = yield* Support.execute({ ticket: "T1" }, { discard: true })
-      yield* Effect.yieldNow
-      const waiting = yield* DurableChain.pending(Support, id)
+      const waiting = yield* waitingOn(Support, id)
       expect(waiting.map((c) => c.callId)).toEqual(["c2"])
       yield* DurableChain.decide(Support, id, { c2: Approval.approve })
       const result = yield* Support.execute({ ticket: "T1" })
@@ -56,7 +66,7 @@ describe("DurableChain on the memory engine", () => {
     const { live, ran, Support } = setup()
     return Effect.gen(function*() {
       const id = yield* Support.execute({ ticket: "T2" }, { discard: true })
-      yield* Effect.yieldNow
+      yield* waitingOn(Support, id)
       const unknown = yield* Effect.flip(DurableChain.decide(Support, id, { c9: Approval.approve }))
       expect(unknown._tag).toBe("CallNotAwaiting")
       const forged = yield* Effect.flip(DurableChain.decide(Support, "another-execution", { c2: Approval.approve }))
@@ -65,6 +75,12 @@ describe("DurableChain on the memory engine", () => {
       expect(badEdit._tag).toBe("InvalidResumeValue")
       const notARecord = yield* Effect.flip(DurableChain.decide(Support, id, "approve" as never))
       expect(notARecord._tag).toBe("InvalidInput")
+      const hugeId = yield* Effect.flip(DurableChain.decide(Support, id, { ["x".repeat(100_000)]: Approval.approve }))
+      expect(hugeId._tag).toBe("InvalidInput")
+      let deep: unknown = 1
+      for (let level = 0; level < 100_000; level++) deep = [deep]
+      const deepEdit = yield* Effect.flip(DurableChain.decide(Support, id, { c2: Approval.edit(deep) }))
+      expect(deepEdit._tag).toBe("InvalidInput")
       expect(yield* DurableChain.pending(Support, id)).toHaveLength(1)
       yield* DurableChain.decide(Support, id, { c2: Approval.edit({ amount: 5 }) })
       yield* DurableChain.decide(Support, id, { c2: Approval.edit({ amount: 5 }) })
@@ -80,8 +96,7 @@ describe("DurableChain on the memory engine", () => {
     const { live, ran, Support } = setup(refundId)
     return Effect.gen(function*() {
       const id = yield* Support.execute({ ticket: "T3" }, { discard: true })
-      yield* Effect.yieldNow
-      expect((yield* DurableChain.pending(Support, id)).map((c) => c.callId)).toEqual([refundId])
+      expect((yield* waitingOn(Support, id)).map((c) => c.callId)).toEqual([refundId])
       const decisions: Record<string, Approval.Decision> = Object.create(null)
       decisions[refundId] = Approval.approve
       yield* DurableChain.decide(Support, id, decisions)

@@ -10,11 +10,13 @@
 import { Effect, Exit, Schema } from "effect"
 import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
-import type { SqlError } from "effect/sql/SqlError"
+import { maxIdLength } from "../../internal/arrival.ts"
+import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
+import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
-import { AlreadyAnswered, NotDurableChain } from "../DurableError.ts"
+import { AlreadyAnswered, type AnswerError, NotDurableChain } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
 import { configOf } from "./config.ts"
 
@@ -31,19 +33,23 @@ export interface Answers<A> {
 /** At most this many answers in one call: more is not a human's decision. */
 const maxAnswers = 1_000
 
-type Failure = NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError
 
 const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<ReadonlyArray<readonly [string, A]>, InvalidInput> => {
-  const invalid = (rule: string) => Effect.fail(new InvalidInput({ field: answers.field, rule, value: input }))
+  const invalid = (rule: string): Effect.Effect<never, InvalidInput> => Effect.fail(new InvalidInput({ field: answers.field, rule, value: input }))
   if (typeof input !== "object" || input === null || Array.isArray(input)) return invalid("must be a record of call ids to answers")
   const entries = Object.entries(input)
   if (entries.length > maxAnswers) return invalid(`must answer at most ${maxAnswers} calls at once`)
   const decode = Schema.decodeUnknownEffect(answers.schema)
-  return Effect.forEach(entries, ([id, value]) =>
-    Effect.mapError(
+  return Effect.forEach(entries, ([id, value]) => {
+    // Call ids are at most maxIdLength long (Arrival); an answer must be storable before it is compared or written.
+    if (id.length === 0 || id.length > maxIdLength) return invalid(`call ids are 1 to ${maxIdLength} characters long`)
+    const problem = JsonBounds.check(value, JsonBounds.storedLimits)
+    if (problem !== undefined) return invalid(`the answer for '${id}' cannot be stored: ${JsonBounds.describe(problem)}`)
+    return Effect.mapError(
       Effect.map(decode(value), (decoded) => [id, decoded] as const),
       (error) => new InvalidInput({ field: answers.field, rule: `the answer for '${id}' is invalid (${error.message})`, value })
-    ))
+    )
+  })
 }
 
 /** @internal */
@@ -52,7 +58,7 @@ export const answer = <A>(
   executionId: string,
   input: unknown,
   answers: Answers<A>
-): Effect.Effect<void, Failure, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
+): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   Effect.gen(function*() {
     const config = configOf(workflow)
     if (config === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
@@ -69,7 +75,7 @@ export const answer = <A>(
       // Answered already: the same answer again is harmless, another one is refused.
       const given = yield* store.answerOf(executionId, id)
       if (typeof given !== "string") unknown.push(id)
-      else if (given !== JSON.stringify(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
+      else if (given !== canonical(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
     }
     if (unknown.length > 0) {
       return yield* new CallNotAwaiting({ ids: unknown, awaiting: answers.kind, waiting: waiting.map((call) => call.callId) })
@@ -87,7 +93,7 @@ export const answer = <A>(
     }
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
     for (const [id, value] of entries) {
-      const claim = yield* store.claim(executionId, id, JSON.stringify(value))
+      const claim = yield* store.claim(executionId, id, canonical(value))
       if (claim === "taken") return yield* new AlreadyAnswered({ executionId, callId: id })
       if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
       const deferred = answers.deferred(id)
