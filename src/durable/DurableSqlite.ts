@@ -9,13 +9,12 @@
  * @stability unstable (effect/cluster is)
  * @since 0.1.0
  */
-import { Duration, Layer, Option } from "effect"
-import type { ConfigError } from "effect/Config"
-import { ClusterWorkflowEngine, RunnerAddress, RunnerHealth, Runners, Sharding, ShardingConfig, SingleRunner, SqlMessageStorage, SqlRunnerStorage } from "effect/cluster"
-import { Digest } from "effect/crypto"
+import { Layer } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
+import type { InvalidInput } from "../LoopError.ts"
+import { engine, type Role, type Timing } from "./internal/engine.ts"
 import * as Sqlite from "./SqliteClient.ts"
 import { WaitingCalls, layerSql } from "./WaitingCalls.ts"
 
@@ -32,22 +31,18 @@ import { WaitingCalls, layerSql } from "./WaitingCalls.ts"
  * @category models
  * @since 0.1.0
  */
-export interface Options extends Sqlite.Options {
-  /** How often the runner looks for messages written by other processes (default 250 ms). */
-  readonly pollInterval?: Duration.Input | undefined
+export interface Options extends Sqlite.Options, Timing {
+  /** How often a process looks for messages written by other processes (default 250 ms, at most 1 second). */
+  readonly pollInterval?: Timing["pollInterval"]
+  /** How long a runner that stopped stays owner of its runs (default 10 seconds). A restarted runner takes over at once. */
+  readonly failoverAfter?: Timing["failoverAfter"]
 }
 
 /** @internal what every process on the file provides */
 export type Services = WorkflowEngine.WorkflowEngine | WaitingCalls | SqlClient
 
-const configOf = (options: Options, address: Option.Option<RunnerAddress.RunnerAddress>) =>
-  ShardingConfig.layer({
-    runnerAddress: address,
-    entityMessagePollInterval: options.pollInterval ?? Duration.millis(250),
-    entityReplyPollInterval: options.pollInterval ?? Duration.millis(250)
-  })
-
-const store = (options: Options) => Layer.provideMerge(layerSql, Sqlite.layer(options))
+const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> =>
+  engine(options, role).pipe(Layer.provideMerge(Layer.provideMerge(layerSql, Sqlite.layer(options))))
 
 /**
  * A process that executes durable runs stored in a SQLite file. Provide it
@@ -63,14 +58,8 @@ const store = (options: Options) => Layer.provideMerge(layerSql, Sqlite.layer(op
  * @category layers
  * @since 0.1.0
  */
-export const runner = (options: Options): Layer.Layer<Services, SqlError | ConfigError> =>
-  ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql" }).pipe(
-      Layer.provide(configOf(options, Option.some(RunnerAddress.make("loopwork-sqlite-runner", 1))))
-    )),
-    Layer.provideMerge(store(options)),
-    Layer.provide(Digest.layerWebCrypto)
-  )
+export const runner = (options: Options): Layer.Layer<Services, SqlError | InvalidInput> =>
+  on(options, { _tag: "Runner", name: "loopwork-sqlite-runner" })
 
 /**
  * A process that starts durable runs, answers their waiting calls and
@@ -86,14 +75,5 @@ export const runner = (options: Options): Layer.Layer<Services, SqlError | Confi
  * @category layers
  * @since 0.1.0
  */
-export const client = (options: Options): Layer.Layer<Services, SqlError | ConfigError> =>
-  ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(Sharding.layer.pipe(
-      Layer.provideMerge(Runners.layerNoop),
-      Layer.provideMerge(SqlMessageStorage.layer),
-      Layer.provide([Layer.orDie(SqlRunnerStorage.layer), RunnerHealth.layerNoop]),
-      Layer.provide(configOf(options, Option.none()))
-    )),
-    Layer.provideMerge(store(options)),
-    Layer.provide(Digest.layerWebCrypto)
-  )
+export const client = (options: Options): Layer.Layer<Services, SqlError | InvalidInput> =>
+  on(options, { _tag: "Client" })

@@ -166,16 +166,22 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
   WaitingCalls,
   Effect.gen(function*() {
     const sql = yield* SqlClient
-    yield* sql`CREATE TABLE IF NOT EXISTS loopwork_waiting_calls (
+    const create = sql`CREATE TABLE IF NOT EXISTS loopwork_waiting_calls (
       execution_id VARCHAR(255) NOT NULL,
-      call_id VARCHAR(255) NOT NULL,
+      call_id VARCHAR(256) NOT NULL,
       position BIGINT NOT NULL,
       kind VARCHAR(16) NOT NULL,
-      tool VARCHAR(255) NOT NULL,
+      tool VARCHAR(256) NOT NULL,
       params TEXT NOT NULL,
       answer TEXT,
       PRIMARY KEY (execution_id, call_id)
     )`
+    // Two PostgreSQL processes creating the table at once can both fail on its
+    // type's name: one creates it under a lock while the other waits.
+    yield* sql.onDialectOrElse({
+      pg: () => sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock(4242, 1)`, create)),
+      orElse: () => create
+    })
     return {
       post: (executionId, call) =>
         sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params)

@@ -40,6 +40,13 @@ describe("packaging", () => {
     expect(durable.some((url) => url.includes("/effect/dist/workflow/"))).toBe(true)
   })
 
+  it("only loopwork/durable/postgres loads @effect/sql-pg (an optional peer)", async () => {
+    const durable = await loadedBy("loopwork/durable")
+    expect(durable.filter((url) => url.includes("@effect/sql-pg"))).toEqual([])
+    const postgres = await loadedBy("loopwork/durable/postgres")
+    expect(postgres.some((url) => url.includes("/@effect/sql-pg/"))).toBe(true)
+  })
+
   it("loopwork/ai-sdk loads no AI SDK module either (types only)", async () => {
     const loaded = await loadedBy("loopwork/ai-sdk")
     expect(loaded.some((url) => url.endsWith("/src/ai-sdk/AiSdkModel.ts"))).toBe(true)

@@ -2,23 +2,31 @@
  * The durable agent the crash tests run in real processes (test/durable/*.test.ts):
  * a chain whose model (replay-safe: each reply is chosen from the request, not a
  * counter) asks for lookup c1 and charge c2, then notify c3 (which needs approval
- * when APPROVAL=1), then answers. Every handler appends its call id to EFFECTS, the
- * side effect whose count the tests assert.
+ * when APPROVAL=1), then answers. Every handler appends `<ticket>/<callId> <pid>` to
+ * EFFECTS, the side effect whose count the tests assert.
  *
- *   node --conditions=loopwork-source agent.ts runner <db> <effects>   executes ticket T1, prints RESULT <json>
- *   RUN_UNTIL_WAITING=1 … runner: starts the run and dies by SIGKILL once it waits for an approval
- *   node --conditions=loopwork-source agent.ts decide <db> <callId> <approve|reject>
+ * STORE=sqlite (default; <db> is a file) or STORE=postgres (<db> is a URL).
  *
- * Fault hook, KILL_AT (a SIGKILL at that exact point): model:<n> (inside the n-th model
- * call), tool:<id>:before / tool:<id>:after (inside the handler, around its side effect).
- * IDEMPOTENT=1: handlers skip a side effect their call id already made (the call id as key).
+ *   agent.ts runner <db> <effects>    executes ticket T1, prints RESULT <json>
+ *     RUN_UNTIL_WAITING=1: starts the run and dies by SIGKILL once it waits for an approval
+ *     RUNNER=<name>: one of several runners (postgres); prints READY, then serves until killed
+ *   agent.ts start <db> <n>           a client process: starts T1…Tn, prints RESULTS <json> when all end
+ *   agent.ts decide <db> <callId> <approve|reject>
+ *   agent.ts pending <db>             prints PENDING <call ids of T1 waiting for an answer>
+ *
+ * Fault hook, KILL_AT (a SIGKILL at that exact point, the first time it is reached):
+ * model:<n> (inside the n-th model call), tool:<id>:before / tool:<id>:after (inside
+ * the handler, around its side effect).
+ * IDEMPOTENT=1: handlers skip a side effect their key already made (the call id as key).
  */
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
-import { Effect, Layer, Schema } from "effect"
+import { type Duration, Effect, Layer, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, Mode } from "../../../src/index.ts"
 import { ScriptedModel } from "../../../src/testing/index.ts"
 import { DurableChain, DurableSqlite } from "../../../src/durable/index.ts"
+import { DurablePostgres } from "../../../src/durable/postgres/index.ts"
+import { SqlClient } from "effect/sql/SqlClient"
 
 const [role = "", db = "", third = "", fourth = ""] = process.argv.slice(2)
 const killAt = process.env.KILL_AT ?? ""
@@ -26,82 +34,118 @@ const kill = (point: string) => {
   if (point === killAt) process.kill(process.pid, "SIGKILL")
 }
 
-const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ order: Schema.String }), success: Schema.String })
-const Charge = Tool.make("charge", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String })
-const Notify = Tool.make("notify", {
-  parameters: Schema.Struct({ text: Schema.String }),
-  success: Schema.String,
-  needsApproval: process.env.APPROVAL === "1"
-})
-export const toolkit = Toolkit.make(Lookup, Charge, Notify)
+const Params = Schema.Struct({ ticket: Schema.String })
+const Lookup = Tool.make("lookup", { parameters: Params, success: Schema.String })
+const Charge = Tool.make("charge", { parameters: Schema.Struct({ ticket: Schema.String, amount: Schema.Number }), success: Schema.String })
+const Notify = Tool.make("notify", { parameters: Params, success: Schema.String, needsApproval: process.env.APPROVAL === "1" })
+const toolkit = Toolkit.make(Lookup, Charge, Notify)
 
-const effect = (id: string) =>
+const effect = (ticket: string, id: string | undefined) =>
   Effect.sync(() => {
+    const key = `${ticket}/${id ?? "?"}`
     kill(`tool:${id}:before`)
-    const done = existsSync(third) ? readFileSync(third, "utf8").split("\n") : []
-    if (!(process.env.IDEMPOTENT === "1" && done.includes(id))) appendFileSync(third, `${id}\n`)
+    const done = existsSync(third) ? readFileSync(third, "utf8").split("\n").map((line) => line.split(" ")[0]) : []
+    if (!(process.env.IDEMPOTENT === "1" && done.includes(key))) appendFileSync(third, `${key} ${process.pid}\n`)
     kill(`tool:${id}:after`)
     return `${id} done`
   })
 
 const handlers = toolkit.toLayer({
-  lookup: ({ order }, { toolCallId }) => Effect.as(effect(toolCallId ?? "?"), `order ${order} shipped`),
-  charge: (_, { toolCallId }) => effect(toolCallId ?? "?"),
-  notify: (_, { toolCallId }) => effect(toolCallId ?? "?")
+  lookup: ({ ticket }, { toolCallId }) => Effect.as(effect(ticket, toolCallId), `order of ${ticket} shipped`),
+  charge: ({ ticket }, { toolCallId }) => effect(ticket, toolCallId),
+  notify: ({ ticket }, { toolCallId }) => effect(ticket, toolCallId)
 })
 
 const model = ScriptedModel.make([
   (request) => {
     const turns = request.prompt.content.filter((message) => message.role === "assistant").length
+    const first = request.prompt.content.find((message) => message.role === "user")
+    const ticket = /ticket ([A-Za-z0-9]+)/.exec(JSON.stringify(first?.content ?? ""))?.[1] ?? "?"
     kill(`model:${turns + 1}`)
     if (turns === 0) {
-      return { toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: "c2", name: "charge", params: { amount: 20 } }] }
+      return {
+        toolCalls: [{ id: "c1", name: "lookup", params: { ticket } }, { id: "c2", name: "charge", params: { ticket, amount: 20 } }]
+      }
     }
-    if (turns === 1) return { toolCalls: [{ id: "c3", name: "notify", params: { text: "charged" } }] }
-    return { text: "Charged 20 and told the customer." }
+    if (turns === 1) return { toolCalls: [{ id: "c3", name: "notify", params: { ticket } }] }
+    return { text: `Charged 20 for ${ticket} and told the customer.` }
   }
 ], { repeat: true })
 
-export const Ticket = DurableChain.workflow("Ticket", {
+const Ticket = DurableChain.workflow("Ticket", {
   input: Schema.Struct({ ticket: Schema.String }),
   idempotencyKey: ({ ticket }) => ticket,
   toolkit,
   chain: ({ ticket }) => Chain.make({ user: `Handle ticket ${ticket}`, toolkit }),
-  mode: Mode.whileNeedsResponse
+  mode: Mode.whileNeedsResponse,
+  // One call at a time, so "between two calls of a round" is an exact point.
+  concurrency: 1
 })
 
-const options: DurableSqlite.Options = { filename: db, pollInterval: "100 millis" }
+const postgres = process.env.STORE === "postgres"
+const timing: { pollInterval: Duration.Input; failoverAfter: Duration.Input } = { pollInterval: "100 millis", failoverAfter: (process.env.FAILOVER ?? "3 seconds") as Duration.Input }
+const runnerName = process.env.RUNNER
+const engine = role === "runner"
+  ? postgres
+    ? runnerName === undefined
+      ? DurablePostgres.single({ url: Redacted.make(db), ...timing })
+      : DurablePostgres.runner({ url: Redacted.make(db), name: runnerName, ...timing })
+    : DurableSqlite.runner({ filename: db, ...timing })
+  : postgres
+  ? DurablePostgres.client({ url: Redacted.make(db), ...timing })
+  : DurableSqlite.client({ filename: db, ...timing })
 
-if (role === "runner") {
-  const live = DurableChain.layer(Ticket).pipe(
-    Layer.provideMerge(DurableSqlite.runner(options)),
-    Layer.provide([model.layer, handlers])
-  )
-  // RUN_UNTIL_WAITING=1: start the run, and once it waits for an approval, die by SIGKILL (a runner lost while a run waits).
-  const untilWaiting = Effect.gen(function*() {
-    const id = yield* Ticket.execute({ ticket: "T1" }, { discard: true })
-    while ((yield* DurableChain.pending(Ticket, id)).length === 0) yield* Effect.sleep("20 millis")
-    process.stdout.write("RESULT waiting\n", () => process.kill(process.pid, "SIGKILL"))
-    yield* Effect.never
+const live = DurableChain.layer(Ticket).pipe(Layer.provideMerge(engine), Layer.provide([model.layer, handlers]))
+
+const print = (line: string) => Effect.promise(() => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve())))
+
+const resultOf = (ticket: string) =>
+  Effect.map(Effect.result(Ticket.execute({ ticket })), (result) =>
+    result._tag === "Success" ? result.success : { failure: String(result.failure) })
+
+/** One of RUNNERS runners: waits until the runners hold every shard between them (PostgreSQL advisory locks). */
+const settled = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  const runners = Number(process.env.RUNNERS ?? "1")
+  while (true) {
+    const [row] = yield* sql<{ locks: number; holders: number }>`SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS holders
+      FROM pg_locks WHERE locktype = 'advisory' AND granted`
+    if (row !== undefined && row.locks >= 300 && row.holders >= runners) return
+    yield* Effect.sleep("50 millis")
+  }
+})
+
+const programs: Record<string, Effect.Effect<void, unknown, Layer.Success<typeof live>>> = {
+  runner: runnerName !== undefined
+    ? Effect.andThen(Effect.andThen(settled, print("READY")), Effect.never)
+    : process.env.RUN_UNTIL_WAITING === "1"
+    ? Effect.gen(function*() {
+      const id = yield* Ticket.execute({ ticket: "T1" }, { discard: true })
+      while ((yield* DurableChain.pending(Ticket, id)).length === 0) yield* Effect.sleep("20 millis")
+      yield* print("RESULT waiting")
+      process.kill(process.pid, "SIGKILL")
+    })
+    : Effect.flatMap(resultOf("T1"), (result) => print(`RESULT ${JSON.stringify(result)}`)),
+  start: Effect.gen(function*() {
+    const tickets = Array.from({ length: Number(third) }, (_, i) => `T${i + 1}`)
+    const results = yield* Effect.forEach(tickets, resultOf, { concurrency: "unbounded" })
+    yield* print(`RESULTS ${JSON.stringify(results)}`)
+  }),
+  decide: Effect.gen(function*() {
+    const id = yield* Ticket.executionId({ ticket: "T1" })
+    const decision = fourth === "reject" ? Approval.reject("no") : Approval.approve
+    const result = yield* Effect.result(DurableChain.decide(Ticket, id, { [third]: decision }))
+    yield* print(`DECIDED ${result._tag === "Success" ? "ok" : result.failure._tag}`)
+  }),
+  pending: Effect.gen(function*() {
+    const waiting = yield* DurableChain.pending(Ticket, yield* Ticket.executionId({ ticket: "T1" }))
+    yield* print(`PENDING ${JSON.stringify(waiting.map((call) => call.callId))}`)
   })
-  const program = process.env.RUN_UNTIL_WAITING === "1" ? untilWaiting : Effect.gen(function*() {
-    const result = yield* Effect.result(Ticket.execute({ ticket: "T1" }))
-    process.stdout.write(`RESULT ${JSON.stringify(result._tag === "Success" ? result.success : { failure: String(result.failure) })}\n`)
-  })
+}
+
+const program = programs[role]
+if (program !== undefined && Object.hasOwn(programs, role)) {
   Effect.runPromise(Effect.provide(program, live)).then(() => process.exit(0), (e) => {
-    process.stderr.write(`${String(e)}\n`)
-    process.exit(1)
-  })
-} else if (role === "decide") {
-  const program = Effect.gen(function*() {
-    const id = Ticket.executionId({ ticket: "T1" })
-    const result = yield* Effect.result(
-      Effect.flatMap(id, (executionId) =>
-        DurableChain.decide(Ticket, executionId, { [third]: fourth === "reject" ? Approval.reject("no") : Approval.approve }))
-    )
-    process.stdout.write(`DECIDED ${result._tag === "Success" ? "ok" : (result.failure as { _tag: string })._tag}\n`)
-  })
-  Effect.runPromise(Effect.provide(program, DurableSqlite.client(options))).then(() => process.exit(0), (e) => {
     process.stderr.write(`${String(e)}\n`)
     process.exit(1)
   })

@@ -1,0 +1,92 @@
+/**
+ * The workflow engine every durable store uses: effect's
+ * `ClusterWorkflowEngine` over SQL message and runner storage, with no
+ * runner-to-runner transport. Processes share only the database: a message
+ * for a run owned by another runner is written there and its owner reads it
+ * within the poll interval; a runner that stops heart-beating loses its
+ * shards after `failoverAfter`. Every setting is explicit — nothing is read
+ * from the environment (effect's `ShardingConfig.layerFromEnv` would take a
+ * platform's `PORT` for the runner's).
+ *
+ * @internal
+ */
+import { Duration, Effect, Layer, Option } from "effect"
+import {
+  ClusterWorkflowEngine,
+  RunnerAddress,
+  RunnerHealth,
+  Runners,
+  Sharding,
+  ShardingConfig,
+  SqlMessageStorage,
+  SqlRunnerStorage
+} from "effect/cluster"
+import { Digest } from "effect/crypto"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { WorkflowEngine } from "effect/workflow"
+import { InvalidInput } from "../../LoopError.ts"
+
+/** @internal the timing options every store takes */
+export interface Timing {
+  readonly pollInterval?: Duration.Input | undefined
+  readonly failoverAfter?: Duration.Input | undefined
+}
+
+/** @internal a runner's identity in the store; no port is opened */
+export type Role = { readonly _tag: "Runner"; readonly name: string } | { readonly _tag: "Client" }
+
+const durationOf = (field: string, input: unknown, fallback: Duration.Duration, max: Duration.Duration) => {
+  if (input === undefined) return Effect.succeed(fallback)
+  const duration = Duration.fromInput(input as Duration.Input)
+  return Option.isSome(duration) && Duration.isGreaterThan(duration.value, Duration.zero) &&
+      Duration.isLessThanOrEqualTo(duration.value, max)
+    ? Effect.succeed(duration.value)
+    : Effect.fail(new InvalidInput({ field, rule: `a duration above zero and at most ${Duration.format(max)}`, value: input }))
+}
+
+const addressOf = (role: Role) => {
+  if (role._tag === "Client") return Effect.succeed(Option.none())
+  const name: unknown = role.name
+  return typeof name === "string" && name.length >= 1 && name.length <= 200
+    ? Effect.succeed(Option.some(RunnerAddress.make(name, 1)))
+    : Effect.fail(new InvalidInput({ field: "name", rule: "a runner's name is a string of 1 to 200 characters, unique among the store's runners", value: name }))
+}
+
+/** @internal the engine's configuration, checked */
+export const configOf = (timing: Timing, role: Role): Layer.Layer<ShardingConfig.ShardingConfig, InvalidInput> =>
+  Layer.effect(
+    ShardingConfig.ShardingConfig,
+    Effect.gen(function*() {
+      const poll = yield* durationOf("pollInterval", timing.pollInterval, Duration.millis(250), Duration.seconds(1))
+      const failover = yield* durationOf("failoverAfter", timing.failoverAfter, Duration.seconds(10), Duration.hours(1))
+      const quarter = Duration.max(Duration.millis(100), Duration.divideUnsafe(failover, 4))
+      return ShardingConfig.ShardingConfig.of({
+        ...ShardingConfig.defaults,
+        runnerAddress: yield* addressOf(role),
+        entityMessagePollInterval: poll,
+        entityReplyPollInterval: poll,
+        shardLockExpiration: failover,
+        shardLockRefreshInterval: quarter,
+        refreshAssignmentsInterval: Duration.min(Duration.seconds(3), quarter)
+      })
+    })
+  )
+
+/** @internal what every durable store's layer provides besides its own services */
+export type Engine = WorkflowEngine.WorkflowEngine | SqlClient
+
+/** @internal the engine over the `SqlClient`'s database for one role */
+export const engine = (
+  timing: Timing,
+  role: Role
+): Layer.Layer<WorkflowEngine.WorkflowEngine, SqlError | InvalidInput, SqlClient> =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provide(Sharding.layer.pipe(
+      Layer.provideMerge(Runners.layerNoop),
+      Layer.provideMerge(SqlMessageStorage.layer),
+      Layer.provide([SqlRunnerStorage.layer, RunnerHealth.layerNoop]),
+      Layer.provideMerge(configOf(timing, role))
+    )),
+    Layer.provide(Digest.layerWebCrypto)
+  )

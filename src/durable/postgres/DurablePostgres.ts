@@ -1,0 +1,122 @@
+/**
+ * Durable runs on PostgreSQL through `@effect/sql-pg` (an optional peer
+ * dependency: only this entry point imports it). Three kinds of process
+ * share one database and nothing else — no port is opened, no runner talks
+ * to another:
+ *
+ * - `single`: the one process that executes every run (the smallest
+ *   durable setup; a restarted process takes over at once);
+ * - `runner`: one of several processes that split the runs between them;
+ *   each needs a `name` unique among them; when one stops, the others take
+ *   its runs after `failoverAfter`;
+ * - `client`: a process that starts runs, answers their waiting calls and
+ *   reads results, but executes none.
+ *
+ * Messages between processes go through the database and are read within
+ * `pollInterval`.
+ *
+ * @stability unstable (effect/cluster is)
+ * @since 0.1.0
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Layer } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { WorkflowEngine } from "effect/workflow"
+import type { InvalidInput } from "../../LoopError.ts"
+import { engine, type Role, type Timing } from "../internal/engine.ts"
+import { layerSql, type WaitingCalls } from "../WaitingCalls.ts"
+
+/**
+ * Options of every layer: the connection (any `@effect/sql-pg` pool
+ * option; keep the URL `Redacted`), how often a process reads messages
+ * written by others (`pollInterval`, default 250 ms, at most 1 second) and
+ * how long a runner that stopped keeps its runs (`failoverAfter`, default
+ * 10 seconds).
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import type { DurablePostgres } from "loopwork/durable/postgres"
+ *
+ * const options: DurablePostgres.Options = {
+ *   url: Redacted.make("postgres://app:secret@127.0.0.1:5432/app"),
+ *   failoverAfter: "5 seconds"
+ * }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options extends PgClient.PgPoolConfig, Timing {}
+
+/**
+ * What each layer provides: the workflow engine, the waiting calls and the
+ * database's `SqlClient` (for your own tables in the same database).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Services = WorkflowEngine.WorkflowEngine | WaitingCalls | SqlClient | PgClient.PgClient
+
+const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> =>
+  engine(options, role).pipe(Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(options))))
+
+/**
+ * The single process that executes every durable run on the database.
+ * Run one at a time: a second `single` waits for the first's locks.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { DurablePostgres } from "loopwork/durable/postgres"
+ *
+ * const Engine = DurablePostgres.single({ url: Redacted.make("postgres://127.0.0.1:5432/app") })
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const single = (options: Options): Layer.Layer<Services, SqlError | InvalidInput> =>
+  on(options, { _tag: "Runner", name: "loopwork-single-runner" })
+
+/**
+ * One of several processes that split the durable runs of the database.
+ * `name` identifies it among them (a host name, a pod name); a process
+ * restarted with the same name takes its runs back at once.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { DurablePostgres } from "loopwork/durable/postgres"
+ *
+ * const Engine = DurablePostgres.runner({
+ *   url: Redacted.make("postgres://127.0.0.1:5432/app"),
+ *   name: "worker-1",
+ *   failoverAfter: "5 seconds"
+ * })
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const runner = (options: Options & { readonly name: string }): Layer.Layer<Services, SqlError | InvalidInput> =>
+  on(options, { _tag: "Runner", name: options.name })
+
+/**
+ * A process that starts durable runs, answers their waiting calls and
+ * reads their results, but executes none.
+ *
+ * @example
+ * ```ts
+ * import { Redacted } from "effect"
+ * import { DurablePostgres } from "loopwork/durable/postgres"
+ *
+ * const Client = DurablePostgres.client({ url: Redacted.make("postgres://127.0.0.1:5432/app") })
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const client = (options: Options): Layer.Layer<Services, SqlError | InvalidInput> =>
+  on(options, { _tag: "Client" })
