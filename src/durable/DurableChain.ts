@@ -35,7 +35,9 @@ import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
  * Options of {@link workflow}: the input's Schema, its idempotency key (the
  * same key is the same execution), the toolkit, the chain made from the
  * input, `version` (default 1; raise it when a deploy changes what the
- * runs do, so in-flight runs never replay under new steps), and any
+ * runs do: an execution keeps the version it started under, so a run in
+ * flight during the deploy replays its history under its own activity
+ * names), and any
  * `Chain.run` option (a `stop` signal is refused: use `Workflow.interrupt`).
  *
  * @example
@@ -119,6 +121,9 @@ export const workflow = <
   const { chain, idempotencyKey, input, toolkit, version, ...run } = options
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
     throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: interrupt the workflow instead", value: "StopSignal" })
+  }
+  if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
+    throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
   }
   const made = Workflow.make(name, { payload: input, idempotencyKey, success: DurableResult, error: DurableRunFailed })
   register(made, { toolkit, chain: chain as (input: never) => Chain, version: version ?? 1, run: run as RunOptions<unknown> })

@@ -118,4 +118,16 @@ describe("DurableChain on the memory engine", () => {
       })
     ).toThrow(/durable runs take no stop signal/)
   })
+
+  it.each([0, -1, 1.5, Number.NaN, "2"])("refuses version %j: a whole number from 1", (version) => {
+    expect(() =>
+      DurableChain.workflow("Versioned", {
+        input: Schema.Struct({ ticket: Schema.String }),
+        idempotencyKey: ({ ticket }) => ticket,
+        toolkit,
+        chain: ({ ticket }) => Chain.make({ user: ticket, toolkit }),
+        version: version as number
+      })
+    ).toThrow(/Invalid version: a whole number from 1/)
+  })
 })

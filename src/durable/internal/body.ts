@@ -91,11 +91,19 @@ const failedWith = (chain: Chain, reason: { readonly _tag: string; readonly mess
   Effect.flatMap(documentOf(chain), (document) =>
     Effect.fail(new DurableRunFailed({ reason: reason._tag, description: reason.message, document })))
 
+/**
+ * The version the execution started under, recorded by its first activity:
+ * a run in flight during a deploy that raises `version` keeps the activity
+ * names of its history.
+ */
+const versionOf = (config: Config) =>
+  Activity.make({ name: "loopwork/version", success: Schema.Number, execute: Effect.succeed(config.version) })
+
 /** @internal the workflow body of `config` */
 export const body = (config: Config) => (input: unknown, executionId: string) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<Engine>()
-    const next = names(config.version)
+    const next = names(yield* versionOf(config))
     const durability = recorder(next, (effect) => Effect.provideContext(effect, services))
     let chain = config.chain(input as never)
     while (true) {

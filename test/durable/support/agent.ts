@@ -17,6 +17,7 @@
  * Fault hook, KILL_AT (a SIGKILL at that exact point, the first time it is reached):
  * model:<n> (inside the n-th model call), tool:<id>:before / tool:<id>:after (inside
  * the handler, around its side effect).
+ * VERSION=<n>: the workflow's version (a deploy that raised it).
  * IDEMPOTENT=1: handlers skip a side effect their key already made (the call id as key).
  */
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
@@ -78,6 +79,7 @@ const Ticket = DurableChain.workflow("Ticket", {
   toolkit,
   chain: ({ ticket }) => Chain.make({ user: `Handle ticket ${ticket}`, toolkit }),
   mode: Mode.whileNeedsResponse,
+  version: Number(process.env.VERSION ?? "1"),
   // One call at a time, so "between two calls of a round" is an exact point.
   concurrency: 1
 })
