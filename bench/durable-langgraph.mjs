@@ -1,0 +1,48 @@
+// LangGraph's durable counterpart of bench/durable.ts, on the same
+// PostgreSQL and the same workload: createReactAgent with the Postgres
+// checkpointer (a checkpoint at every superstep), a scripted model with no
+// latency that asks for one echo call per round for 5 rounds, then answers.
+//
+//   node bench/durable-langgraph.mjs <postgres url> <runs>   prints RESULT <json>
+import { BaseChatModel } from "@langchain/core/language_models/chat_models"
+import { AIMessage } from "@langchain/core/messages"
+import { tool } from "@langchain/core/tools"
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
+import { createReactAgent } from "@langchain/langgraph/prebuilt"
+import { z } from "zod"
+
+const [url, runsArg] = process.argv.slice(2)
+const runs = Number(runsArg)
+const ROUNDS = 5
+
+class Scripted extends BaseChatModel {
+  _llmType() {
+    return "scripted"
+  }
+  bindTools(tools, kwargs) {
+    return this.withConfig({ tools, ...kwargs })
+  }
+  async _generate(messages) {
+    const seen = messages.filter((m) => m.type === "tool").length
+    const message = seen < ROUNDS
+      ? new AIMessage({ content: "", tool_calls: [{ id: `c${seen + 1}`, name: "echo", args: { text: "hi" }, type: "tool_call" }] })
+      : new AIMessage({ content: "done" })
+    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] }
+  }
+}
+
+const echo = tool(async ({ text }) => text, { name: "echo", description: "Returns its input", schema: z.object({ text: z.string() }) })
+const checkpointer = PostgresSaver.fromConnString(url)
+await checkpointer.setup()
+const agent = createReactAgent({ llm: new Scripted({}), tools: [echo], checkpointer })
+const once = async (id) => {
+  const result = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: id }, recursionLimit: 100 })
+  const last = result.messages[result.messages.length - 1]
+  if (last.content !== "done" || result.messages.filter((m) => m.getType() === "tool").length !== ROUNDS) throw new Error("wrong run")
+}
+await once("warm-up")
+const t0 = performance.now()
+for (let i = 0; i < runs; i++) await once(`long-${i}`)
+const msPerRun = (performance.now() - t0) / runs
+await checkpointer.end()
+console.log(`RESULT ${JSON.stringify({ msPerRun: Number(msPerRun.toFixed(2)), msPerCall: Number((msPerRun / (2 * ROUNDS + 1)).toFixed(3)) })}`)
