@@ -27,6 +27,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { type AnswerError, NotDurableChain } from "./DurableError.ts"
 import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
 import { answer, type Answers } from "./internal/answer.ts"
+import { stop as stopExecution } from "./internal/stop.ts"
 import { approvalOf, body, resultOf } from "./internal/body.ts"
 import { configOf, register } from "./internal/config.ts"
 import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
@@ -38,7 +39,7 @@ import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
  * runs do: an execution keeps the version it started under, so a run in
  * flight during the deploy replays its history under its own activity
  * names), and any
- * `Chain.run` option (a `stop` signal is refused: use `Workflow.interrupt`).
+ * `Chain.run` option (a `stop` signal is refused: use {@link stop}).
  *
  * @example
  * ```ts
@@ -120,7 +121,7 @@ export const workflow = <
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
   const { chain, idempotencyKey, input, toolkit, version, ...run } = options
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
-    throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: interrupt the workflow instead", value: "StopSignal" })
+    throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
   }
   if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
     throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
@@ -235,6 +236,33 @@ export const supply = (
   executionId: string,
   results: Readonly<Record<string, ExternalTool.Supplied>>
 ): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, results, externals)
+
+/**
+ * Asks an execution to stop, from any process that shares the store, also
+ * while no runner is alive. A running execution stops before its next model
+ * call; one that waits for approvals or external results stops at once (its
+ * waiting calls are answered as stopped, so a later `decide` for them fails
+ * with `AlreadyAnswered`). It ends `Paused` with reason `StopRequested` and
+ * the chain as it was, which `Chain.decode` can resume outside the engine.
+ * Asking twice, or after the run ended, changes nothing.
+ *
+ * @example
+ * ```ts
+ * import type { Workflow } from "effect/workflow"
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * declare const Support: DurableChain.DurableWorkflow<"Support", Workflow.AnyStructSchema>
+ * const stopped = DurableChain.stop(Support, "execution-id")
+ * ```
+ *
+ * @category answers
+ * @since 0.1.0
+ */
+export const stop = (
+  workflow: Workflow.Any,
+  executionId: string
+): Effect.Effect<void, NotDurableChain | InvalidInput | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
+  stopExecution(workflow, executionId)
 
 const approvals: Answers<Approval.Decision> = {
   kind: "approval",

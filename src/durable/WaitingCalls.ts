@@ -6,6 +6,8 @@
  * not waiting, and claim a call before answering it, so the first answer
  * wins and a different second one is refused.
  *
+ * A stop request (`DurableChain.stop`) is kept there too.
+ *
  * Two stores: `layerMemory` (one process, for tests) and `layerSql`, a
  * table `loopwork_waiting_calls` in the database of any effect/sql
  * `SqlClient` (SQLite or PostgreSQL), created if missing.
@@ -85,6 +87,10 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
   readonly answerOf: (executionId: string, callId: string) => Effect.Effect<string | undefined | null, SqlError>
   /** Claims the call for `answer` (a JSON text): the first answer wins. */
   readonly claim: (executionId: string, callId: string, answer: string) => Effect.Effect<Claim, SqlError>
+  /** Records that `executionId` is asked to stop (once: asking again changes nothing). */
+  readonly requestStop: (executionId: string) => Effect.Effect<void, SqlError>
+  /** Whether `executionId` was asked to stop. */
+  readonly stopRequested: (executionId: string) => Effect.Effect<boolean, SqlError>
 }>()("loopwork/durable/WaitingCalls") {}
 
 interface Row {
@@ -108,6 +114,7 @@ interface Row {
  */
 export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, () => {
   const executions = new Map<string, Map<string, Row>>()
+  const stops = new Set<string>()
   const rowsOf = (executionId: string) => {
     let rows = executions.get(executionId)
     if (rows === undefined) executions.set(executionId, rows = new Map())
@@ -132,7 +139,9 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
         if (row === undefined) return "unknown"
         if (row.answer === undefined) row.answer = answer
         return row.answer === answer ? "answered" : "taken"
-      })
+      }),
+    requestStop: (executionId) => Effect.sync(() => void stops.add(executionId)),
+    stopRequested: (executionId) => Effect.sync(() => stops.has(executionId))
   }
 })
 
@@ -147,6 +156,41 @@ const parsed = (text: string): unknown => {
     return text
   }
 }
+
+/** The table, created if missing. */
+const createTable = (sql: SqlClient) =>
+  Effect.gen(function*() {
+    const create = sql`CREATE TABLE IF NOT EXISTS loopwork_waiting_calls (
+      execution_id VARCHAR(255) NOT NULL,
+      call_id VARCHAR(256) NOT NULL,
+      position BIGINT NOT NULL,
+      kind VARCHAR(16) NOT NULL,
+      tool VARCHAR(256) NOT NULL,
+      params TEXT NOT NULL,
+      answer TEXT,
+      PRIMARY KEY (execution_id, call_id)
+    )`
+    // Two PostgreSQL processes creating the table at once can both fail on its
+    // type's name: one creates it under a lock while the other waits.
+    yield* sql.onDialectOrElse({
+      pg: () => sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock(4242, 1)`, create)),
+      orElse: () => create
+    })
+  })
+
+/** Stop requests, in the same table. */
+const stopsIn = (sql: SqlClient): Pick<WaitingCalls["Service"], "requestStop" | "stopRequested"> => ({
+  // A stop request is a row of its own kind, under the empty call id (no call has it).
+  requestStop: (executionId) =>
+    sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params, answer)
+      VALUES (${executionId}, '', -1, 'stop', '', 'null', 'stop')
+      ON CONFLICT (execution_id, call_id) DO NOTHING`.pipe(Effect.asVoid),
+  stopRequested: (executionId) =>
+    Effect.map(
+      sql<{ kind: string }>`SELECT kind FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND call_id = ''`,
+      (rows) => rows.some((row) => row.kind === "stop")
+    )
+})
 
 /**
  * Waiting calls in a SQL table (`loopwork_waiting_calls`, created if missing)
@@ -166,22 +210,7 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
   WaitingCalls,
   Effect.gen(function*() {
     const sql = yield* SqlClient
-    const create = sql`CREATE TABLE IF NOT EXISTS loopwork_waiting_calls (
-      execution_id VARCHAR(255) NOT NULL,
-      call_id VARCHAR(256) NOT NULL,
-      position BIGINT NOT NULL,
-      kind VARCHAR(16) NOT NULL,
-      tool VARCHAR(256) NOT NULL,
-      params TEXT NOT NULL,
-      answer TEXT,
-      PRIMARY KEY (execution_id, call_id)
-    )`
-    // Two PostgreSQL processes creating the table at once can both fail on its
-    // type's name: one creates it under a lock while the other waits.
-    yield* sql.onDialectOrElse({
-      pg: () => sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock(4242, 1)`, create)),
-      orElse: () => create
-    })
+    yield* createTable(sql)
     return {
       post: (executionId, call) =>
         sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params)
@@ -217,7 +246,8 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
             WHERE execution_id = ${executionId} AND call_id = ${callId}`
           if (rows.length === 0) return "unknown" as const
           return rows[0].answer === answer ? "answered" as const : "taken" as const
-        }))
+        })),
+      ...stopsIn(sql)
     }
   })
 )

@@ -20,8 +20,12 @@ import type { StoredOutcome } from "./tools/handlerOutcome.ts"
 
 /** @internal */
 export interface Durability {
-  /** Runs (or replays) one model call; `call` is the model's turn, checked on arrival. */
-  readonly modelCall: (call: Effect.Effect<Turn, ChatModelError>) => Effect.Effect<Turn, ChatModelError>
+  /**
+   * Runs (or replays) one model call; `call` is the model's turn, checked on
+   * arrival. `undefined`: the run was asked to stop before this call (the
+   * step pauses with `StopRequested` instead).
+   */
+  readonly modelCall: (call: Effect.Effect<Turn, ChatModelError>) => Effect.Effect<Turn | undefined, ChatModelError>
   /** Runs (or replays) one run of `call`'s handler; `run` never fails. */
   readonly toolCall: (call: ToolCall, run: Effect.Effect<StoredOutcome>) => Effect.Effect<StoredOutcome>
 }

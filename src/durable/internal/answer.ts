@@ -18,6 +18,7 @@ import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
 import { AlreadyAnswered, type AnswerError, NotDurableChain } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
+import type { Stopped } from "./body.ts"
 import { configOf } from "./config.ts"
 
 /** @internal how one kind of answer is checked and delivered */
@@ -25,7 +26,7 @@ export interface Answers<A> {
   readonly kind: "approval" | "result"
   readonly field: string
   readonly schema: Schema.Codec<A, unknown>
-  readonly deferred: (callId: string) => DurableDeferred.DurableDeferred<Schema.Codec<A, unknown>>
+  readonly deferred: (callId: string) => DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>
   /** What of the answer the tool's schemas must accept: edited arguments or a supplied result. */
   readonly edit: (answer: A) => { readonly params: unknown } | { readonly result: unknown } | undefined
 }

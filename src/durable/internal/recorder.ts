@@ -6,6 +6,10 @@
  * body's own deterministic order, so a replay meets the same names and gets
  * the recorded results instead of calling the model or the tool again.
  *
+ * A model call's activity first reads whether the run was asked to stop
+ * (`DurableChain.stop`); if so it records that instead of calling the model,
+ * and the step pauses with `StopRequested`: a replay meets the same record.
+ *
  * A model failure is recorded without credentials: its description and cause
  * go through the same redaction as every message the library writes.
  *
@@ -71,15 +75,19 @@ type EngineServices = WorkflowEngine | WorkflowInstance
  */
 export const recorder = (
   next: Names,
+  stopRequested: Effect.Effect<boolean>,
   provide: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Effect.Effect<A, E>
 ): Durability => ({
   modelCall: (call) =>
-    provide(Activity.make({
-      name: next.model(),
-      success: Turn,
-      error: ModelError,
-      execute: Effect.mapError(call, storable)
-    })),
+    Effect.map(
+      provide(Activity.make({
+        name: next.model(),
+        success: Schema.NullOr(Turn),
+        error: ModelError,
+        execute: Effect.flatMap(stopRequested, (stop) => stop ? Effect.succeed(null) : Effect.mapError(call, storable))
+      })),
+      (turn) => turn ?? undefined
+    ),
   toolCall: (call, run) =>
     provide(Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: run }))
 })

@@ -83,7 +83,8 @@ export const generate = (
       }
       return Effect.match(durability.modelCall(Effect.map(call, (parts) => turnOf(Arrival.normalize(parts, turn, limits, used)))), {
         onFailure: (error) => new Outcome.Error(chain, error),
-        onSuccess: (recorded) => new Outcome.Continue(appendTurn(chain, recorded, used))
+        onSuccess: (recorded) =>
+          recorded === undefined ? new Outcome.Pause(chain, stopRequested) : new Outcome.Continue(appendTurn(chain, recorded, used))
       })
     }
   )

@@ -12,6 +12,7 @@
  *     RUNNER=<name>: one of several runners (postgres); prints READY, then serves until killed
  *   agent.ts start <db> <n>           a client process: starts T1…Tn, prints RESULTS <json> when all end
  *   agent.ts decide <db> <callId> <approve|reject>
+ *   agent.ts stop <db>                asks T1 to stop, prints DECIDED stopped
  *   agent.ts pending <db>             prints PENDING <call ids of T1 waiting for an answer>
  *
  * Fault hook, KILL_AT (a SIGKILL at that exact point, the first time it is reached):
@@ -138,6 +139,10 @@ const programs: Record<string, Effect.Effect<void, unknown, Layer.Success<typeof
     const decision = fourth === "reject" ? Approval.reject("no") : Approval.approve
     const result = yield* Effect.result(DurableChain.decide(Ticket, id, { [third]: decision }))
     yield* print(`DECIDED ${result._tag === "Success" ? "ok" : result.failure._tag}`)
+  }),
+  stop: Effect.gen(function*() {
+    yield* DurableChain.stop(Ticket, yield* Ticket.executionId({ ticket: "T1" }))
+    yield* print("DECIDED stopped")
   }),
   pending: Effect.gen(function*() {
     const waiting = yield* DurableChain.pending(Ticket, yield* Ticket.executionId({ ticket: "T1" }))

@@ -96,5 +96,21 @@ export const crashMatrix = (store: Store) => {
         w.done()
       }
     })
+
+    it("a run waits; its runner is killed; a client asks it to stop; a new runner ends it Paused, the call never run", async () => {
+      const w = workspace()
+      const approval = { APPROVAL: "1" }
+      try {
+        const db = await store.fresh(w.file)
+        expect(start(["runner", db, w.effects], { ...approval, RUN_UNTIL_WAITING: "1" }).result).toBe("RESULT waiting")
+        expect(start(["stop", db], approval).result).toBe("DECIDED stopped")
+        expect(start(["decide", db, "c3", "approve"], approval).result).toBe("DECIDED AlreadyAnswered")
+        const last = start(["runner", db, w.effects], approval)
+        expect(last.result).toContain(`"_tag":"Paused","reason":"StopRequested"`)
+        expect(counts(w.effects)).toEqual({ "T1/c1": 1, "T1/c2": 1 })
+      } finally {
+        w.done()
+      }
+    })
   })
 }
