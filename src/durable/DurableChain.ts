@@ -70,6 +70,13 @@ export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record
     readonly toolkit: Toolkit.Toolkit<Tools>
     readonly chain: (input: Input["Type"]) => Chain<Tools>
     readonly version?: number | undefined
+    /**
+     * Tools whose handlers write to the store's own database: each of their
+     * calls runs in one SQL transaction with its record, so its writes
+     * happen exactly once with no idempotency key. Keep them short (the
+     * transaction holds the database's write lock on SQLite).
+     */
+    readonly transactional?: ReadonlyArray<keyof Tools & string> | undefined
   }
 
 /**
@@ -119,15 +126,20 @@ export const workflow = <
   Tools extends Record<string, Tool.Any>,
   R = ChatModel
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
-  const { chain, idempotencyKey, input, toolkit, version, ...run } = options
+  const { chain, idempotencyKey, input, toolkit, transactional, version, ...run } = options
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
     throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
   }
   if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
     throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
   }
+  const tools = new Set(Object.keys(toolkit.tools))
+  const unknownTools = (Array.isArray(transactional) ? transactional : []).filter((tool) => typeof tool !== "string" || !tools.has(tool))
+  if ((transactional !== undefined && !Array.isArray(transactional)) || unknownTools.length > 0) {
+    throw new InvalidInput({ field: "transactional", rule: "a list of the toolkit's tool names", value: transactional })
+  }
   const made = Workflow.make(name, { payload: input, idempotencyKey, success: DurableResult, error: DurableRunFailed })
-  register(made, { toolkit, chain: chain as (input: never) => Chain, version: version ?? 1, run: run as RunOptions<unknown> })
+  register(made, { toolkit, chain: chain as (input: never) => Chain, version: version ?? 1, transactional: new Set(transactional), run: run as RunOptions<unknown> })
   return made as unknown as DurableWorkflow<Name, Input>
 }
 

@@ -131,4 +131,17 @@ describe("DurableChain on the memory engine", () => {
       })
     ).toThrow(/Invalid version: a whole number from 1/)
   })
+
+  it.each([["nope"], ["__proto__"], ["constructor"], "refund", [42], {}])("refuses transactional %j: a list of the toolkit's tool names", (transactional) => {
+    expect(() =>
+      DurableChain.workflow("Transactional", {
+        input: Schema.Struct({ ticket: Schema.String }),
+        idempotencyKey: ({ ticket }) => ticket,
+        toolkit,
+        chain: ({ ticket }) => Chain.make({ user: ticket, toolkit }),
+        mode: Mode.whileNeedsResponse,
+        transactional: transactional as never
+      })
+    ).toThrow(/Invalid transactional: a list of the toolkit's tool names/)
+  })
 })

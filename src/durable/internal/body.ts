@@ -140,7 +140,7 @@ export const body = (config: Config) => (input: unknown, executionId: string) =>
     const services = yield* Effect.context<Engine>()
     const next = names(yield* versionOf(config))
     const store = yield* Effect.service(WaitingCalls)
-    const durability = recorder(next, Effect.orDie(store.stopRequested(executionId)), (effect) => Effect.provideContext(effect, services))
+    const durability = recorder(next, config.transactional, Effect.orDie(store.stopRequested(executionId)), (effect) => Effect.provideContext(effect, services))
     let chain = config.chain(input as never)
     while (true) {
       const outcome = yield* run(chain, config.run).pipe(

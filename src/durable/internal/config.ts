@@ -14,6 +14,8 @@ export interface Config {
   readonly toolkit: Toolkit.Any
   readonly chain: (input: never) => Chain
   readonly version: number
+  /** Tools whose every call runs in one SQL transaction with its record. */
+  readonly transactional: ReadonlySet<string>
   /** The `Chain.run` options: everything but the durable ones. */
   readonly run: RunOptions<unknown>
 }

@@ -10,12 +10,17 @@
  * (`DurableChain.stop`); if so it records that instead of calling the model,
  * and the step pauses with `StopRequested`: a replay meets the same record.
  *
+ * A call of a `transactional` tool runs in one SQL transaction with its
+ * record (effect's `ClusterSchema.WithTransaction`): the handler's writes to
+ * the same database commit with the record or not at all.
+ *
  * A model failure is recorded without credentials: its description and cause
  * go through the same redaction as every message the library writes.
  *
  * @internal
  */
 import { Effect, Schema } from "effect"
+import { ClusterSchema } from "effect/cluster"
 import { Activity } from "effect/workflow"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import type { ChatModelError } from "../../ChatModel.ts"
@@ -75,6 +80,7 @@ type EngineServices = WorkflowEngine | WorkflowInstance
  */
 export const recorder = (
   next: Names,
+  transactional: ReadonlySet<string>,
   stopRequested: Effect.Effect<boolean>,
   provide: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Effect.Effect<A, E>
 ): Durability => ({
@@ -88,6 +94,8 @@ export const recorder = (
       })),
       (turn) => turn ?? undefined
     ),
-  toolCall: (call, run) =>
-    provide(Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: run }))
+  toolCall: (call, run) => {
+    const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: run })
+    return provide(transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity)
+  }
 })

@@ -18,6 +18,8 @@
  * Fault hook, KILL_AT (a SIGKILL at that exact point, the first time it is reached):
  * model:<n> (inside the n-th model call), tool:<id>:before / tool:<id>:after (inside
  * the handler, around its side effect).
+ * SQL_EFFECTS=1: charge's side effect is a row of table agent_effects in the store's database
+ *   (`agent.ts sqlEffects <db>` prints COUNTS <json>); TRANSACTIONAL=1: charge is a transactional tool.
  * VERSION=<n>: the workflow's version (a deploy that raised it).
  * IDEMPOTENT=1: handlers skip a side effect their key already made (the call id as key).
  */
@@ -52,11 +54,25 @@ const effect = (ticket: string, id: string | undefined) =>
     return `${id} done`
   })
 
-const handlers = toolkit.toLayer({
-  lookup: ({ ticket }, { toolCallId }) => Effect.as(effect(ticket, toolCallId), `order of ${ticket} shipped`),
-  charge: ({ ticket }, { toolCallId }) => effect(ticket, toolCallId),
-  notify: ({ ticket }, { toolCallId }) => effect(ticket, toolCallId)
-})
+/** SQL_EFFECTS=1: charge's side effect is a row in the store's own database (table agent_effects), not a line. */
+const sqlEffect = (sql: SqlClient, ticket: string, id: string | undefined) =>
+  Effect.gen(function*() {
+    kill(`tool:${id}:before`)
+    yield* Effect.orDie(sql`INSERT INTO agent_effects (effect) VALUES (${`${ticket}/${id ?? "?"}`})`)
+    kill(`tool:${id}:after`)
+    return `${id} done`
+  })
+
+const handlers = toolkit.toLayer(Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* Effect.orDie(sql`CREATE TABLE IF NOT EXISTS agent_effects (effect VARCHAR(64) NOT NULL)`)
+  return {
+    lookup: ({ ticket }, { toolCallId }) => Effect.as(effect(ticket, toolCallId), `order of ${ticket} shipped`),
+    charge: ({ ticket }, { toolCallId }) =>
+      process.env.SQL_EFFECTS === "1" ? sqlEffect(sql, ticket, toolCallId) : effect(ticket, toolCallId),
+    notify: ({ ticket }, { toolCallId }) => effect(ticket, toolCallId)
+  }
+}))
 
 const model = ScriptedModel.make([
   (request) => {
@@ -81,6 +97,7 @@ const Ticket = DurableChain.workflow("Ticket", {
   chain: ({ ticket }) => Chain.make({ user: `Handle ticket ${ticket}`, toolkit }),
   mode: Mode.whileNeedsResponse,
   version: Number(process.env.VERSION ?? "1"),
+  transactional: process.env.TRANSACTIONAL === "1" ? ["charge"] : [],
   // One call at a time, so "between two calls of a round" is an exact point.
   concurrency: 1
 })
@@ -98,7 +115,7 @@ const engine = role === "runner"
   ? DurablePostgres.client({ url: Redacted.make(db), ...timing })
   : DurableSqlite.client({ filename: db, ...timing })
 
-const live = DurableChain.layer(Ticket).pipe(Layer.provideMerge(engine), Layer.provide([model.layer, handlers]))
+const live = DurableChain.layer(Ticket).pipe(Layer.provide([model.layer, handlers]), Layer.provideMerge(engine))
 
 const print = (line: string) => Effect.promise(() => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve())))
 
@@ -143,6 +160,11 @@ const programs: Record<string, Effect.Effect<void, unknown, Layer.Success<typeof
   stop: Effect.gen(function*() {
     yield* DurableChain.stop(Ticket, yield* Ticket.executionId({ ticket: "T1" }))
     yield* print("DECIDED stopped")
+  }),
+  sqlEffects: Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const rows = yield* sql<{ effect: string }>`SELECT effect FROM agent_effects`
+    yield* print(`COUNTS ${JSON.stringify(rows.map((row) => row.effect))}`)
   }),
   pending: Effect.gen(function*() {
     const waiting = yield* DurableChain.pending(Ticket, yield* Ticket.executionId({ ticket: "T1" }))

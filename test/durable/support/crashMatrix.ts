@@ -70,6 +70,24 @@ export const crashMatrix = (store: Store) => {
     })
   })
 
+  describe(`a transactional tool on ${store.name}: its write and its record commit together`, () => {
+    it.each([
+      { transactional: true, rows: ["T1/c2"] },
+      { transactional: false, rows: ["T1/c2", "T1/c2"] }
+    ])("killed after the write, transactional: $transactional → rows $rows", async ({ rows, transactional }) => {
+      const w = workspace()
+      try {
+        const db = await store.fresh(w.file)
+        const env: Record<string, string> = { SQL_EFFECTS: "1", ...(transactional ? { TRANSACTIONAL: "1" } : {}) }
+        expect(start(["runner", db, w.effects], { ...env, KILL_AT: "tool:c2:after" }).signal).toBe("SIGKILL")
+        expect(start(["runner", db, w.effects], env).result).toBe(await uncrashedResult())
+        expect(start(["sqlEffects", db], env).result).toBe(`COUNTS ${JSON.stringify(rows)}`)
+      } finally {
+        w.done()
+      }
+    })
+  })
+
   describe(`approvals on ${store.name} from another process`, () => {
     it("a run waits; its runner is killed; a client approves with no runner alive; a new runner finishes it", async () => {
       const w = workspace()

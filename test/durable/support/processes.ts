@@ -19,7 +19,7 @@ export interface Run {
 }
 
 const resultLine = (stdout: string) =>
-  stdout.split("\n").find((l) => /^(RESULTS?|DECIDED|PENDING) /.test(l))
+  stdout.split("\n").find((l) => /^(RESULTS?|DECIDED|PENDING|COUNTS) /.test(l))
 
 /** Runs the agent to its end (or its SIGKILL). */
 export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Run => {
