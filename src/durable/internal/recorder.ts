@@ -25,7 +25,7 @@ import { Activity } from "effect/workflow"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import type { ChatModelError } from "../../ChatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../../LoopError.ts"
-import type { Durability } from "../../internal/durability.ts"
+import { CurrentDurability, type Durability } from "../../internal/durability.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { StoredOutcome } from "../../internal/tools/handlerOutcome.ts"
 import { Turn } from "../../internal/turn.ts"
@@ -68,6 +68,9 @@ export const names = (version: number): Names => {
   }
 }
 
+/** `effect` with no durability of its own: it runs inside one recorded step. */
+const unrecorded = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, CurrentDurability, undefined)
+
 /** The engine's services an activity needs, captured from the body. */
 type EngineServices = WorkflowEngine | WorkflowInstance
 
@@ -90,12 +93,14 @@ export const recorder = (
         name: next.model(),
         success: Schema.NullOr(Turn),
         error: ModelError,
-        execute: Effect.flatMap(stopRequested, (stop) => stop ? Effect.succeed(null) : Effect.mapError(call, storable))
+        execute: Effect.flatMap(stopRequested, (stop) => stop ? Effect.succeed(null) : Effect.mapError(unrecorded(call), storable))
       })),
       (turn) => turn ?? undefined
     ),
   toolCall: (call, run) => {
-    const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: run })
+    // Work inside the handler (a nested chain, a sub-agent) is part of this step, not steps of its own:
+    // recorded separately, it would shift the body's names and replay the wrong results.
+    const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: unrecorded(run) })
     return provide(transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity)
   }
 })
