@@ -3,7 +3,7 @@
 // checkpointer (a checkpoint at every superstep), a scripted model with no
 // latency that asks for one echo call per round for 5 rounds, then answers.
 //
-//   node bench/durable-langgraph.mjs <postgres url> <runs>   prints RESULT <json>
+//   LANGGRAPH_DATABASE_URL=<postgres url> node bench/durable-langgraph.mjs <runs>   prints RESULT <json>
 import { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
@@ -11,7 +11,8 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres"
 import { createReactAgent } from "@langchain/langgraph/prebuilt"
 import { z } from "zod"
 
-const [url, runsArg] = process.argv.slice(2)
+const url = process.env.LANGGRAPH_DATABASE_URL
+const [runsArg] = process.argv.slice(2)
 const runs = Number(runsArg)
 const ROUNDS = 5
 

@@ -110,11 +110,11 @@ try {
       results.postgres = await Effect.runPromise(measure(DurablePostgres.single({ url })))
       // LangGraph's checkpointer on the same server and workload, in its own process.
       await pg.createDatabase("langgraph")
-      const out = execFileSync(process.execPath, [
-        fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)),
-        Redacted.value(url).replace(/\/bench$/, "/langgraph"),
-        String(longRuns)
-      ], { encoding: "utf8" })
+      // The URL goes by the environment, not the command line (where `ps` would show its password).
+      const out = execFileSync(process.execPath, [fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)), String(longRuns)], {
+        encoding: "utf8",
+        env: { ...process.env, LANGGRAPH_DATABASE_URL: Redacted.value(url).replace(/\/bench$/, "/langgraph") }
+      })
       results.langgraph = JSON.parse(out.split("\n").find((l) => l.startsWith("RESULT "))?.slice("RESULT ".length) ?? "null")
     } finally {
       await pg.stop()

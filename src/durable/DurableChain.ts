@@ -28,7 +28,9 @@ import { type AnswerError, NotDurableChain } from "./DurableError.ts"
 import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
 import { answer, type Answers } from "./internal/answer.ts"
 import { stop as stopExecution } from "./internal/stop.ts"
-import { approvalOf, body, resultOf } from "./internal/body.ts"
+import { body } from "./internal/body.ts"
+import { checkedKey } from "./internal/executionKey.ts"
+import { approvalOf, resultOf } from "./internal/waiting.ts"
 import { configOf, register } from "./internal/config.ts"
 import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
 
@@ -170,7 +172,7 @@ export const layer = <Name extends string, Input extends Workflow.AnyStructSchem
 ): Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
   const config = configOf(workflow)
   if (config === undefined) return Layer.effectDiscard(Effect.die(new NotDurableChain({ workflow: workflow._tag })))
-  return workflow.toLayer(body(config) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
+  return workflow.toLayer(body(config, workflow._tag) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
 }
 
 /**
@@ -193,10 +195,10 @@ export const layer = <Name extends string, Input extends Workflow.AnyStructSchem
 export const pending = (
   workflow: Workflow.Any,
   executionId: string
-): Effect.Effect<ReadonlyArray<WaitingCall>, NotDurableChain | SqlError, WaitingCalls> =>
+): Effect.Effect<ReadonlyArray<WaitingCall>, NotDurableChain | InvalidInput | SqlError, WaitingCalls> =>
   configOf(workflow) === undefined
     ? Effect.fail(new NotDurableChain({ workflow: String(workflow?._tag) }))
-    : Effect.flatMap(Effect.service(WaitingCalls), (store) => store.list(executionId))
+    : Effect.flatMap(checkedKey(workflow, executionId), (key) => Effect.flatMap(Effect.service(WaitingCalls), (store) => store.list(key)))
 
 /**
  * Approves, rejects or edits calls an execution waits on. Everything is

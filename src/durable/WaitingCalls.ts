@@ -83,6 +83,8 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
   readonly post: (executionId: string, call: WaitingCall) => Effect.Effect<void, SqlError>
   /** The calls `executionId` waits on that have no answer yet, in the order they were posted. */
   readonly list: (executionId: string) => Effect.Effect<ReadonlyArray<WaitingCall>, SqlError>
+  /** Every call `executionId` posted, answered or not, in the order they were posted. */
+  readonly posted: (executionId: string) => Effect.Effect<ReadonlyArray<WaitingCall>, SqlError>
   /** The answer (a JSON text) a call of `executionId` was given: `undefined` while it waits, `null` if no such call was posted. */
   readonly answerOf: (executionId: string, callId: string) => Effect.Effect<string | undefined | null, SqlError>
   /** Claims the call for `answer` (a JSON text): the first answer wins. */
@@ -128,6 +130,7 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
       }),
     list: (executionId) =>
       Effect.sync(() => [...rowsOf(executionId).values()].filter((row) => row.answer === undefined).map((row) => row.call)),
+    posted: (executionId) => Effect.sync(() => [...rowsOf(executionId).values()].map((row) => row.call)),
     answerOf: (executionId, callId) =>
       Effect.sync(() => {
         const row = rowsOf(executionId).get(callId)
@@ -156,6 +159,21 @@ const parsed = (text: string): unknown => {
     return text
   }
 }
+
+interface StoredRow {
+  readonly call_id: string
+  readonly kind: string
+  readonly tool: string
+  readonly params: string
+}
+
+/** The calls of stored rows; a row that is not one `post` writes (a tampered table) is left out. */
+const callsOf = (rows: ReadonlyArray<StoredRow>): ReadonlyArray<WaitingCall> =>
+  rows.flatMap((row): Array<WaitingCall> => {
+    const stored = decodeStored(row)
+    if (stored._tag === "None" || typeof row.call_id !== "string") return []
+    return [{ callId: row.call_id, kind: stored.value.kind, tool: stored.value.tool, params: parsed(stored.value.params) }]
+  })
 
 /** The table, created if missing. */
 const createTable = (sql: SqlClient) =>
@@ -222,15 +240,15 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
           )`.pipe(Effect.asVoid),
       list: (executionId) =>
         Effect.map(
-          sql<{ call_id: string; kind: string; tool: string; params: string }>`SELECT call_id, kind, tool, params
+          sql<StoredRow>`SELECT call_id, kind, tool, params
             FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND answer IS NULL ORDER BY position`,
-          (rows) =>
-            // A row that is not one `post` writes (a tampered table) is left out.
-            rows.flatMap((row): Array<WaitingCall> => {
-              const stored = decodeStored(row)
-              if (stored._tag === "None" || typeof row.call_id !== "string") return []
-              return [{ callId: row.call_id, kind: stored.value.kind, tool: stored.value.tool, params: parsed(stored.value.params) }]
-            })
+          callsOf
+        ),
+      posted: (executionId) =>
+        Effect.map(
+          sql<StoredRow>`SELECT call_id, kind, tool, params
+            FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND call_id <> '' ORDER BY position`,
+          callsOf
         ),
       answerOf: (executionId, callId) =>
         Effect.map(

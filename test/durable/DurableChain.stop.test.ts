@@ -9,13 +9,18 @@ import { Tool, Toolkit } from "effect/ai"
 import { WorkflowEngine } from "effect/workflow"
 import { Approval, Chain, Mode } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
+import { SqlError, UnknownError } from "effect/sql/SqlError"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
 
 const Refund = Tool.make("refund", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
 const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ order: Schema.String }), success: Schema.String })
 const toolkit = Toolkit.make(Refund, Lookup)
 
-const setup = (script: ReadonlyArray<ScriptedModel.Reply>, lookup: (order: string) => Effect.Effect<string>) => {
+const setup = (
+  script: ReadonlyArray<ScriptedModel.Reply>,
+  lookup: (order: string) => Effect.Effect<string>,
+  store: Layer.Layer<WaitingCalls.WaitingCalls> = WaitingCalls.layerMemory
+) => {
   const ran: Array<string> = []
   let modelCalls = 0
   const handlers = toolkit.toLayer({
@@ -37,14 +42,31 @@ const setup = (script: ReadonlyArray<ScriptedModel.Reply>, lookup: (order: strin
     mode: Mode.whileNeedsResponse
   })
   const live = DurableChain.layer(Support).pipe(
-    Layer.provideMerge(Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))
+    Layer.provideMerge(Layer.mergeAll(model.layer, handlers, store, WorkflowEngine.layerMemory))
   )
-  return { ran, Support, live, modelCalls: () => modelCalls }
+  const Other = DurableChain.workflow("Other", {
+    input: Schema.Struct({ ticket: Schema.String }),
+    idempotencyKey: ({ ticket }) => ticket,
+    toolkit,
+    chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
+    mode: Mode.whileNeedsResponse
+  })
+  return { ran, Support, Other, live, modelCalls: () => modelCalls }
 }
 
 const roundWithApproval: ScriptedModel.Reply = {
   toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: "c2", name: "refund", params: { amount: 20 } }]
 }
+
+const waitingOn = (Support: DurableChain.DurableWorkflow<"Support", Schema.Struct<{ ticket: typeof Schema.String }>>, id: string) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 100; turn++) {
+      const waiting = yield* DurableChain.pending(Support, id)
+      if (waiting.length > 0) return waiting
+      yield* Effect.yieldNow
+    }
+    return yield* Effect.die(new Error(`execution ${id} never waited`))
+  })
 
 const documentOf = (result: { readonly document: string }) =>
   JSON.parse(result.document) as { readonly messages: ReadonlyArray<{ readonly role: string }>; readonly pendingToolCalls: ReadonlyArray<{ readonly id: string }> }
@@ -121,6 +143,71 @@ describe("DurableChain.stop", () => {
         const error = yield* Effect.flip(DurableChain.stop(Support, executionId as string))
         expect(error._tag).toBe("InvalidInput")
       }
+    }).pipe(Effect.provide(live))
+  })
+
+  it.effect("an execution id given with another workflow reaches nothing of it", () => {
+    const { live, ran, Support, Other } = setup([roundWithApproval, { text: "Refunded." }], (order) => Effect.succeed(`order ${order}`))
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T4" }, { discard: true })
+      yield* waitingOn(Support, id)
+      yield* DurableChain.stop(Other, id)
+      expect(yield* DurableChain.pending(Other, id)).toEqual([])
+      expect((yield* Effect.flip(DurableChain.decide(Other, id, { c2: Approval.approve })))._tag).toBe("CallNotAwaiting")
+      yield* DurableChain.decide(Support, id, { c2: Approval.approve })
+      expect((yield* Support.execute({ ticket: "T4" }))._tag).toBe("Finished")
+      expect(ran).toEqual(["lookup A1", "refund 20"])
+    }).pipe(Effect.provide(live))
+  })
+
+  it.effect("asking again completes a stop whose process was lost between marking a call and waking the run", () => {
+    const { live, Support } = setup([roundWithApproval, { text: "Refunded." }], (order) => Effect.succeed(`order ${order}`))
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T5" }, { discard: true })
+      yield* waitingOn(Support, id)
+      // What a stop lost halfway leaves: the call marked stopped, the run never woken.
+      const store = yield* WaitingCalls.WaitingCalls
+      yield* store.requestStop(`Support/${id}`)
+      expect(yield* store.claim(`Support/${id}`, "c2", JSON.stringify({ loopworkStop: true }))).toBe("answered")
+      yield* DurableChain.stop(Support, id)
+      const result = yield* Support.execute({ ticket: "T5" })
+      expect(result._tag === "Paused" ? result.reason : result._tag).toBe("StopRequested")
+    }).pipe(Effect.provide(live))
+  })
+
+  it.effect("every waiting call is posted before the run waits: all are answered at once", () => {
+    const twoApprovals: ScriptedModel.Reply = {
+      toolCalls: [{ id: "r1", name: "refund", params: { amount: 5 } }, { id: "r2", name: "refund", params: { amount: 7 } }]
+    }
+    const { live, ran, Support } = setup([twoApprovals, { text: "Refunded twice." }], (order) => Effect.succeed(order))
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T6" }, { discard: true })
+      let waiting = yield* waitingOn(Support, id)
+      for (let turn = 0; turn < 100 && waiting.length < 2; turn++) waiting = yield* Effect.andThen(Effect.yieldNow, DurableChain.pending(Support, id))
+      expect(waiting.map((call) => call.callId)).toEqual(["r1", "r2"])
+      yield* DurableChain.decide(Support, id, { r1: Approval.approve, r2: Approval.reject("too much") })
+      expect((yield* Support.execute({ ticket: "T6" }))._tag).toBe("Finished")
+      expect(ran).toEqual(["refund 5"])
+    }).pipe(Effect.provide(live))
+  })
+
+  it.live("a store that cannot say whether a stop was asked, now and then, does not end the run: it is asked again", () => {
+    let failures = 3
+    const flaky = Layer.effect(
+      WaitingCalls.WaitingCalls,
+      Effect.map(Effect.service(WaitingCalls.WaitingCalls), (store) => ({
+        ...store,
+        stopRequested: (key: string) =>
+          Effect.suspend(() =>
+            failures-- > 0 ? Effect.fail(new SqlError({ reason: new UnknownError({ cause: "database is locked" }) })) : store.stopRequested(key)
+          )
+      }))
+    ).pipe(Layer.provide(WaitingCalls.layerMemory))
+    const { live, Support } = setup([{ toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }] }, { text: "done" }], Effect.succeed, flaky)
+    return Effect.gen(function*() {
+      const result = yield* Support.execute({ ticket: "T7" })
+      expect(result._tag).toBe("Finished")
+      expect(failures).toBeLessThan(0)
     }).pipe(Effect.provide(live))
   })
 })

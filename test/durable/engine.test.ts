@@ -22,6 +22,9 @@ describe("durable store settings", () => {
     { field: "pollInterval", timing: { pollInterval: "0 millis" } },
     { field: "pollInterval", timing: { pollInterval: "soon" } },
     { field: "failoverAfter", timing: { failoverAfter: -1 } },
+    { field: "failoverAfter", timing: { failoverAfter: "10 millis" } },
+    { field: "pollInterval", timing: { pollInterval: "1 millis" } },
+    { field: "pollInterval", timing: { pollInterval: 10n } },
     { field: "failoverAfter", timing: { failoverAfter: { toString: null } } }
   ])("$field $timing.pollInterval$timing.failoverAfter is refused", ({ field, timing }) =>
     Effect.gen(function*() {

@@ -18,8 +18,9 @@ import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
 import { AlreadyAnswered, type AnswerError, NotDurableChain } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
-import type { Stopped } from "./body.ts"
 import { configOf } from "./config.ts"
+import { checkedKey } from "./executionKey.ts"
+import type { Stopped } from "./waiting.ts"
 
 /** @internal how one kind of answer is checked and delivered */
 export interface Answers<A> {
@@ -63,18 +64,16 @@ export const answer = <A>(
   Effect.gen(function*() {
     const config = configOf(workflow)
     if (config === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
-    if (typeof executionId !== "string") {
-      return yield* new InvalidInput({ field: "executionId", rule: "must be the execution id (a string)", value: executionId })
-    }
+    const key = yield* checkedKey(workflow, executionId)
     const entries = yield* entriesOf(input, answers)
     const store = yield* Effect.service(WaitingCalls)
-    const waiting = (yield* store.list(executionId)).filter((call) => call.kind === answers.kind)
+    const waiting = (yield* store.list(key)).filter((call) => call.kind === answers.kind)
     const byId = new Map(waiting.map((call) => [call.callId, call]))
     const unknown: Array<string> = []
     for (const [id, value] of entries) {
       if (byId.has(id)) continue
       // Answered already: the same answer again is harmless, another one is refused.
-      const given = yield* store.answerOf(executionId, id)
+      const given = yield* store.answerOf(key, id)
       if (typeof given !== "string") unknown.push(id)
       else if (given !== canonical(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
     }
@@ -94,7 +93,7 @@ export const answer = <A>(
     }
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
     for (const [id, value] of entries) {
-      const claim = yield* store.claim(executionId, id, canonical(value))
+      const claim = yield* store.claim(key, id, canonical(value))
       if (claim === "taken") return yield* new AlreadyAnswered({ executionId, callId: id })
       if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
       const deferred = answers.deferred(id)

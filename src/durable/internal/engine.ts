@@ -36,16 +36,17 @@ export interface Timing {
 /** @internal a runner's identity in the store; no port is opened */
 export type Role = { readonly _tag: "Runner"; readonly name: string } | { readonly _tag: "Client" }
 
-const durationOf = (field: string, input: unknown, fallback: Duration.Duration, max: Duration.Duration) => {
+const durationOf = (field: string, input: unknown, fallback: Duration.Duration, min: Duration.Duration, max: Duration.Duration) => {
   if (input === undefined) return Effect.succeed(fallback)
   const duration = Duration.fromInput(input as Duration.Input)
-  return Option.isSome(duration) && Duration.isGreaterThan(duration.value, Duration.zero) &&
+  return Option.isSome(duration) && Duration.isGreaterThanOrEqualTo(duration.value, min) &&
       Duration.isLessThanOrEqualTo(duration.value, max)
     ? Effect.succeed(duration.value)
-    : Effect.fail(new InvalidInput({ field, rule: `a duration above zero and at most ${Duration.format(max)}`, value: input }))
+    : Effect.fail(new InvalidInput({ field, rule: `a duration from ${Duration.format(min)} to ${Duration.format(max)}`, value: input }))
 }
 
-const addressOf = (role: Role) => {
+/** @internal a role's runner address, its name checked */
+export const addressOf = (role: Role) => {
   if (role._tag === "Client") return Effect.succeed(Option.none())
   const name: unknown = role.name
   return typeof name === "string" && name.length >= 1 && name.length <= 200
@@ -58,8 +59,9 @@ export const configOf = (timing: Timing, role: Role): Layer.Layer<ShardingConfig
   Layer.effect(
     ShardingConfig.ShardingConfig,
     Effect.gen(function*() {
-      const poll = yield* durationOf("pollInterval", timing.pollInterval, Duration.millis(250), Duration.seconds(1))
-      const failover = yield* durationOf("failoverAfter", timing.failoverAfter, Duration.seconds(10), Duration.hours(1))
+      const poll = yield* durationOf("pollInterval", timing.pollInterval, Duration.millis(250), Duration.millis(10), Duration.seconds(1))
+      // Below a second, the shard locks' own refreshes time out and no runner keeps its runs.
+      const failover = yield* durationOf("failoverAfter", timing.failoverAfter, Duration.seconds(10), Duration.seconds(1), Duration.hours(1))
       const quarter = Duration.max(Duration.millis(100), Duration.divideUnsafe(failover, 4))
       return ShardingConfig.ShardingConfig.of({
         ...ShardingConfig.defaults,

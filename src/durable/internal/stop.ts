@@ -13,14 +13,13 @@ import type { Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
-import { InvalidInput } from "../../LoopError.ts"
+import type { InvalidInput } from "../../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { NotDurableChain } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
-import { approvalOf, resultOf, type Stopped } from "./body.ts"
 import { configOf } from "./config.ts"
-
-const marker: Stopped = { loopworkStop: true }
+import { checkedKey } from "./executionKey.ts"
+import { approvalOf, resultOf, stopMarker as marker } from "./waiting.ts"
 
 /** @internal */
 export const stop = (
@@ -29,15 +28,14 @@ export const stop = (
 ): Effect.Effect<void, NotDurableChain | InvalidInput | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   Effect.gen(function*() {
     if (configOf(workflow) === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
-    if (typeof executionId !== "string" || executionId.length === 0 || executionId.length > 1_024) {
-      return yield* new InvalidInput({ field: "executionId", rule: "must be the execution id (a string of 1 to 1024 characters)", value: executionId })
-    }
+    const key = yield* checkedKey(workflow, executionId)
     const store = yield* Effect.service(WaitingCalls)
-    yield* store.requestStop(executionId)
+    yield* store.requestStop(key)
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
-    for (const call of yield* store.list(executionId)) {
-      // A call answered first keeps its answer; asking again completes what a lost process left undone.
-      if ((yield* store.claim(executionId, call.callId, canonical(marker))) !== "answered") continue
+    // Every call posted: one answered first keeps its answer ("taken"); one already stopped is woken
+    // again, which completes what a process lost between the claim and the wake left undone.
+    for (const call of yield* store.posted(key)) {
+      if ((yield* store.claim(key, call.callId, canonical(marker))) !== "answered") continue
       const done = { workflowName: workflow._tag, executionId, exit: Exit.succeed(marker) }
       if (call.kind === "approval") {
         const deferred = approvalOf(call.callId)

@@ -19,12 +19,12 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
-import type { InvalidInput } from "../../LoopError.ts"
-import { engine, type Role, type Timing } from "../internal/engine.ts"
+import { InvalidInput } from "../../LoopError.ts"
+import { addressOf, engine, type Role, type Timing } from "../internal/engine.ts"
 import { layerSql, type WaitingCalls } from "../WaitingCalls.ts"
 
 /**
@@ -54,13 +54,54 @@ export interface Options extends PgClient.PgPoolConfig, Timing {}
  * What each layer provides: the workflow engine, the waiting calls and the
  * database's `SqlClient` (for your own tables in the same database).
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { SqlClient } from "effect/sql/SqlClient"
+ * import type { DurablePostgres } from "loopwork/durable/postgres"
+ *
+ * // a tool's handler writing to the same database as the runs
+ * const record = (order: string): Effect.Effect<void, unknown, DurablePostgres.Services> =>
+ *   Effect.flatMap(Effect.service(SqlClient), (sql) => sql`INSERT INTO refunds (order_id) VALUES (${order})`)
+ * ```
+ *
  * @category models
  * @since 0.1.0
  */
 export type Services = WorkflowEngine.WorkflowEngine | WaitingCalls | SqlClient | PgClient.PgClient
 
+/**
+ * The connection options, checked before connecting: an object, and a URL
+ * that is `Redacted` and parses. A URL that does not parse is reported
+ * without its text (Node's own error carries it, password included).
+ */
+const checked = (options: unknown): Effect.Effect<Options, InvalidInput> => {
+  if (typeof options !== "object" || options === null) {
+    return Effect.fail(new InvalidInput({ field: "options", rule: "the connection options: an object such as { url: Redacted.make(…) }", value: options }))
+  }
+  const url: unknown = (options as { readonly url?: unknown }).url
+  if (url === undefined) return Effect.succeed(options as Options)
+  if (!Redacted.isRedacted(url)) {
+    return Effect.fail(new InvalidInput({ field: "url", rule: "keep the connection URL Redacted: url: Redacted.make(…)", value: "<not shown>" }))
+  }
+  const text: unknown = Redacted.value(url)
+  try {
+    if (typeof text !== "string") throw new TypeError()
+    const protocol = new URL(text).protocol
+    if (protocol !== "postgres:" && protocol !== "postgresql:") throw new TypeError()
+    return Effect.succeed(options as Options)
+  } catch {
+    return Effect.fail(new InvalidInput({
+      field: "url",
+      rule: "a postgres:// URL that parses; percent-encode '/', '#', '?' and '@' in the user name and password",
+      value: "<redacted>"
+    }))
+  }
+}
+
 const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> =>
-  engine(options, role).pipe(Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(options))))
+  Layer.unwrap(Effect.map(Effect.tap(checked(options), () => addressOf(role)), (valid) =>
+    engine(valid, role).pipe(Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(valid))))))
 
 /**
  * The single process that executes every durable run on the database.
@@ -101,7 +142,7 @@ export const single = (options: Options): Layer.Layer<Services, SqlError | Inval
  * @since 0.1.0
  */
 export const runner = (options: Options & { readonly name: string }): Layer.Layer<Services, SqlError | InvalidInput> =>
-  on(options, { _tag: "Runner", name: options.name })
+  on(options, { _tag: "Runner", name: (options as { readonly name?: string } | undefined)?.name as string })
 
 /**
  * A process that starts durable runs, answers their waiting calls and
