@@ -45,10 +45,13 @@ export class AlreadyAnswered extends Schema.TaggedError<AlreadyAnswered>()("Alre
  * @since 0.1.0
  */
 export class NotDurableChain extends Schema.TaggedError<NotDurableChain>()("NotDurableChain", {
-  workflow: Schema.String
+  workflow: Schema.String,
+  /** The constructor the workflow should come from (default `DurableChain.workflow`). */
+  expected: Schema.optionalKey(Schema.String)
 }) {
   override get message(): string {
-    return `Workflow '${this.workflow}' was not made by DurableChain.workflow: pass the workflow DurableChain.workflow returned`
+    const maker = this.expected ?? "DurableChain.workflow"
+    return `Workflow '${this.workflow}' was not made by ${maker}: pass the workflow ${maker} returned`
   }
 }
 

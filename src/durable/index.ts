@@ -9,6 +9,8 @@
 
 /** A loopwork run as an effect Workflow; answering its waiting calls from any process. @since 0.1.0 */
 export * as DurableChain from "./DurableChain.ts"
+/** An ensemble as a durable workflow, each task a child workflow. @since 0.1.0 */
+export * as DurableEnsemble from "./DurableEnsemble.ts"
 /** The failures of answering a durable run. @since 0.1.0 */
 export * as DurableError from "./DurableError.ts"
 /** What a durable run's workflow ends with. @since 0.1.0 */

@@ -17,6 +17,7 @@ import { hierarchical } from "./hierarchical.ts"
 import { parallel } from "./parallel.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 import { sequential } from "./sequential.ts"
+import { CurrentTaskRunner, type TaskRunner } from "./taskRunner.ts"
 import { checkHandlers, checkRun, resolveAll } from "./validate.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import {
@@ -59,6 +60,18 @@ const workflowOf = (
   )
 }
 
+/** How a root task runs: by its agent here, or where the run's `TaskRunner` puts it (its records merged). */
+const rootRunner = (d: Delegations, tasks: ReadonlyArray<ResolvedTask>, runner: TaskRunner | undefined) => {
+  if (runner === undefined) return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
+  const position = new Map(tasks.map((task, index) => [task, index]))
+  return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) =>
+    Effect.map(runner.run(position.get(task) ?? -1, task, context), (remote) => {
+      d.records.push(...remote.delegations)
+      d.counters.peerToolCalls += remote.peerToolCalls
+      return remote.output
+    })
+}
+
 type RunError = TaskExecutionError | ParallelExecutionError | ConstraintViolationError
 
 /** The error of a failed run: `BudgetExceededError` once a budget ran out, else the workflow's with the delegation records. */
@@ -99,8 +112,10 @@ const withDelegations = (error: RunError, delegations: ReadonlyArray<DelegationR
  * agents' and the manager's) built once, every model — these and the
  * ensemble's `ChatModel` — counted against the run's budget, the guard of
  * its constraints, and its delegation records.
+ *
+ * @internal
  */
-const prepare = (ensemble: Fields): Effect.Effect<Delegations, never, ChatModel | Scope.Scope> =>
+export const prepare = (ensemble: Fields): Effect.Effect<Delegations, never, ChatModel | Scope.Scope> =>
   Effect.gen(function*() {
     const budget = Budget.make(ensemble)
     const counted = (built: Context.Context<ChatModel>) =>
@@ -145,7 +160,7 @@ export const run = (
     const resolved = yield* resolveAll(ensemble.tasks, checked.inputs)
     yield* checkHandlers(ensemble.agents, yield* Effect.context<never>())
     const d = yield* prepare(ensemble)
-    const runRoot = (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
+    const runRoot = rootRunner(d, ensemble.tasks.map((task) => resolved.get(task)!), yield* CurrentTaskRunner)
     const pairs = yield* workflowOf(ensemble, resolved, d, runRoot).pipe(
       Effect.provide(d.services),
       Effect.mapError((error) => runError(error, d))

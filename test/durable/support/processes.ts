@@ -9,7 +9,9 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const agent = fileURLToPath(new URL("./agent.ts", import.meta.url))
-const argv = (args: ReadonlyArray<string>) => ["--no-warnings", "--conditions=loopwork-source", agent, ...args]
+/** The durable ensemble's script (./team.ts), for `run` and `launch`. */
+export const team = fileURLToPath(new URL("./team.ts", import.meta.url))
+const argv = (args: ReadonlyArray<string>, script: string) => ["--no-warnings", "--conditions=loopwork-source", script, ...args]
 
 export interface Run {
   readonly status: number | null
@@ -22,8 +24,8 @@ const resultLine = (stdout: string) =>
   stdout.split("\n").find((l) => /^(RESULTS?|DECIDED|PENDING|COUNTS) /.test(l))
 
 /** Runs the agent to its end (or its SIGKILL). */
-export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Run => {
-  const out = spawnSync(process.execPath, argv(args), { env: { ...process.env, ...env }, encoding: "utf8", timeout: 90_000 })
+export const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}, script = agent): Run => {
+  const out = spawnSync(process.execPath, argv(args, script), { env: { ...process.env, ...env }, encoding: "utf8", timeout: 90_000 })
   return { status: out.status, signal: out.signal, result: resultLine(out.stdout) }
 }
 
@@ -36,8 +38,8 @@ export interface Running {
 }
 
 /** Starts the agent and lets it run alongside the test. */
-export const launch = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Running => {
-  const child = spawn(process.execPath, argv(args), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+export const launch = (args: ReadonlyArray<string>, env: Record<string, string> = {}, script = agent): Running => {
+  const child = spawn(process.execPath, argv(args, script), { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
   let stdout = ""
   const waiters: Array<() => void> = []
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {

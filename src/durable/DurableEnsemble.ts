@@ -1,0 +1,167 @@
+/**
+ * An ensemble as a durable workflow: the ensemble's run is the parent, each
+ * task a child workflow, so tasks of one ensemble spread over runners, a
+ * crash resumes each task where it stopped (its model calls and handler
+ * runs are recorded, as in `DurableChain`), and a replayed parent joins the
+ * tasks it started instead of starting them again. SEQUENTIAL and PARALLEL
+ * ensembles are durable; a HIERARCHICAL one is refused.
+ *
+ * Two things differ from `Ensemble.run`: budgets (`maxModelCalls`, …) count
+ * per task, since each task runs where its child workflow runs; and events
+ * are published by the process that runs each part.
+ *
+ * @stability unstable (effect/workflow and effect/cluster are)
+ * @since 0.1.0
+ */
+import { Effect, Layer, Schema } from "effect"
+import { Workflow, type WorkflowEngine } from "effect/workflow"
+import type { ChatModel } from "../ChatModel.ts"
+import type { Ensemble } from "../ensemble/Ensemble.ts"
+import {
+  BudgetExceededError,
+  ConstraintViolationError,
+  ParallelExecutionError,
+  PromptTemplateError,
+  TaskExecutionError,
+  ValidationError
+} from "../ensemble/EnsembleError.ts"
+import { EnsembleOutput } from "../ensemble/TaskOutput.ts"
+import { InvalidInput } from "../LoopError.ts"
+import { NotDurableChain } from "./DurableError.ts"
+import { parentBody, taskBody, taskWorkflow } from "./internal/ensembleBodies.ts"
+
+/**
+ * What a durable ensemble's execution is started with: an id (the same id
+ * is the same execution) and the ensemble's template inputs.
+ *
+ * @example
+ * ```ts
+ * import { DurableEnsemble } from "loopwork/durable"
+ *
+ * const payload: typeof DurableEnsemble.Payload.Type = { id: "report-2026-11", inputs: { topic: "tides" } }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const Payload = Schema.Struct({
+  id: Schema.String,
+  inputs: Schema.Record(Schema.String, Schema.String)
+})
+
+/**
+ * How a durable ensemble's execution fails: as `Ensemble.run` fails.
+ *
+ * @example
+ * ```ts
+ * import { DurableEnsemble } from "loopwork/durable"
+ *
+ * const isTaskFailure = (error: typeof DurableEnsemble.Failure.Type) => error._tag === "TaskExecutionError"
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const Failure = Schema.Union([
+  ValidationError,
+  PromptTemplateError,
+  TaskExecutionError,
+  ParallelExecutionError,
+  ConstraintViolationError,
+  BudgetExceededError
+])
+
+/**
+ * A durable ensemble's workflow: a plain effect `Workflow` (execute, poll,
+ * interrupt, resume) that ends with the ensemble's output.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type DurableEnsembleWorkflow<Name extends string> = Workflow.Workflow<Name, typeof Payload, typeof EnsembleOutput, typeof Failure>
+
+interface Config {
+  readonly ensemble: Ensemble<unknown>
+  readonly version: number
+  readonly child: ReturnType<typeof taskWorkflow>
+}
+
+const configs = new WeakMap<Workflow.Any, Config>()
+
+/**
+ * An ensemble's durable workflow. Register its bodies on runners with
+ * {@link layer}; start it with `workflow.execute({ id, inputs })` from any
+ * process connected to the engine. `version` (default 1) works as in
+ * `DurableChain.workflow`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Ensemble, Task } from "loopwork/ensemble"
+ * import { DurableEnsemble } from "loopwork/durable"
+ *
+ * const program = Effect.gen(function*() {
+ *   const writer = yield* Agent.make({ role: "Writer", goal: "Write clearly" })
+ *   const haiku = yield* Task.make({ description: "A haiku about {topic}", expectedOutput: "A haiku", agent: writer })
+ *   const team = yield* Ensemble.make({ agents: [writer], tasks: [haiku] })
+ *   const Haiku = DurableEnsemble.workflow("Haiku", team)
+ *   return yield* Haiku.execute({ id: "haiku-1", inputs: { topic: "tides" } }, { discard: true })
+ * })
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const workflow = <const Name extends string, R>(
+  name: Name,
+  ensemble: Ensemble<R>,
+  options?: { readonly version?: number | undefined }
+): DurableEnsembleWorkflow<Name> => {
+  const version = options?.version ?? 1
+  if (!(Number.isSafeInteger(version) && version >= 1)) {
+    throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
+  }
+  if (ensemble?.workflow !== "SEQUENTIAL" && ensemble?.workflow !== "PARALLEL") {
+    throw new InvalidInput({
+      field: "ensemble",
+      rule: "a SEQUENTIAL or PARALLEL ensemble made by Ensemble.make (a HIERARCHICAL one is not durable yet)",
+      value: ensemble?.workflow
+    })
+  }
+  const made = Workflow.make(name, { payload: Payload, idempotencyKey: ({ id }) => id, success: EnsembleOutput, error: Failure })
+  configs.set(made, { ensemble: ensemble as Ensemble<unknown>, version, child: taskWorkflow(name) })
+  return made
+}
+
+/**
+ * Registers a durable ensemble's bodies (the parent and its tasks) with the
+ * workflow engine. Runners need the ensemble's model and its agents' tool
+ * handlers, like `Ensemble.run`.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import type { ChatModel } from "loopwork"
+ * import { DurableEnsemble, DurableSqlite } from "loopwork/durable"
+ *
+ * declare const Report: DurableEnsemble.DurableEnsembleWorkflow<"Report">
+ * declare const Model: Layer.Layer<ChatModel.ChatModel>
+ * const Runner = DurableEnsemble.layer(Report).pipe(
+ *   Layer.provideMerge(DurableSqlite.runner({ filename: "runs.db" })),
+ *   Layer.provide(Model)
+ * )
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = <Name extends string, R = never>(
+  workflow: DurableEnsembleWorkflow<Name>
+): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | ChatModel | R> => {
+  const config = configs.get(workflow)
+  if (config === undefined) return Layer.effectDiscard(Effect.fail(new NotDurableChain({ workflow: String(workflow?._tag), expected: "DurableEnsemble.workflow" })))
+  return Layer.mergeAll(
+    workflow.toLayer(parentBody(config.ensemble, config.child)),
+    config.child.toLayer(taskBody(config.ensemble, config.version))
+  ) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | ChatModel | R>
+}

@@ -1,0 +1,37 @@
+/**
+ * Where an ensemble's tasks run: in the run's own fiber (the default), or
+ * somewhere a durable engine chooses — `loopwork/durable` runs each task as
+ * a child workflow. The reference is absent unless a durable ensemble's body
+ * provides it, so `Ensemble.run` pays nothing for it.
+ *
+ * @internal
+ */
+import { Context, type Effect } from "effect"
+import type { ChatModel } from "../../ChatModel.ts"
+import type { DelegationRecord } from "../Delegation.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
+import type { ResolvedTask, TaskFailure } from "./runTask.ts"
+
+/** @internal what a task run elsewhere brings back besides its output */
+export interface RemoteTask {
+  readonly output: TaskOutput
+  /** Delegations its agent made, for the run's records. */
+  readonly delegations: ReadonlyArray<DelegationRecord>
+  /** Tool calls of agents it reached through peer delegation. */
+  readonly peerToolCalls: number
+}
+
+/** @internal */
+export interface TaskRunner {
+  /** Runs the ensemble's `index`-th task (`task`, templates filled) with the outputs it depends on. */
+  readonly run: (
+    index: number,
+    task: ResolvedTask,
+    context: ReadonlyArray<TaskOutput>
+  ) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
+}
+
+/** @internal */
+export const CurrentTaskRunner = Context.Reference<TaskRunner | undefined>("loopwork/ensemble/TaskRunner", {
+  defaultValue: () => undefined
+})
