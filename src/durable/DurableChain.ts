@@ -22,6 +22,7 @@ import type { Chain } from "../internal/chain.ts"
 import type { HandlersOf, RunOptions } from "../internal/run.ts"
 import type { ChatModel } from "../ChatModel.ts"
 import * as ExternalTool from "../ExternalTool.ts"
+import { describe } from "../internal/describe.ts"
 import { InvalidInput } from "../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { type AnswerError, NotDurableChain } from "./DurableError.ts"
@@ -169,9 +170,9 @@ export const workflow = <
  */
 export const layer = <Name extends string, Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any> = {}, R = ChatModel>(
   workflow: DurableWorkflow<Name, Input>
-): Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
+): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
   const config = configOf(workflow)
-  if (config === undefined) return Layer.effectDiscard(Effect.die(new NotDurableChain({ workflow: workflow._tag })))
+  if (config === undefined) return Layer.effectDiscard(Effect.fail(new NotDurableChain({ workflow: describe(workflow?._tag) })))
   return workflow.toLayer(body(config, workflow._tag) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
 }
 

@@ -5,6 +5,7 @@ import { WorkflowEngine } from "effect/workflow"
 import { Approval, Chain, Mode } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
+import type { NotDurableChain } from "../../src/durable/DurableError.ts"
 
 const Refund = Tool.make("refund", {
   parameters: Schema.Struct({ amount: Schema.Number }),
@@ -144,4 +145,12 @@ describe("DurableChain on the memory engine", () => {
       })
     ).toThrow(/Invalid transactional: a list of the toolkit's tool names/)
   })
+
+  it.effect("a workflow not made by DurableChain.workflow fails the layer with NotDurableChain (a typed error, not a defect)", () =>
+    Effect.gen(function*() {
+      const foreign = DurableChain.layer({ _tag: "Foreign" } as never) as Layer.Layer<never, NotDurableChain>
+      const error = yield* Effect.flip(Layer.build(foreign).pipe(Effect.scoped))
+      expect(error._tag).toBe("NotDurableChain")
+      expect(error.message).toContain("DurableChain.workflow")
+    }))
 })
