@@ -84,7 +84,7 @@ export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record
 
 /**
  * The workflow of a durable chain: a plain effect `Workflow` (execute, poll,
- * interrupt, resume and `WorkflowProxy` all work).
+ * interrupt and resume work as for any workflow).
  *
  * @category models
  * @since 0.1.0

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { WorkflowEngine } from "effect/workflow"
 import { Approval, Chain, Mode } from "../../src/index.ts"
@@ -153,4 +153,19 @@ describe("DurableChain on the memory engine", () => {
       expect(error._tag).toBe("NotDurableChain")
       expect(error.message).toContain("DurableChain.workflow")
     }))
+
+  it.effect("interrupt cancels a waiting execution: it completes interrupted and its call never runs", () => {
+    const { live, ran, Support } = setup()
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T9" }, { discard: true })
+      yield* waitingOn(Support, id)
+      yield* Support.interrupt(id)
+      let polled = yield* Support.poll(id)
+      for (let turn = 0; turn < 100 && !(Option.isSome(polled) && polled.value._tag === "Complete"); turn++) {
+        polled = yield* Effect.andThen(Effect.yieldNow, Support.poll(id))
+      }
+      expect(Option.isSome(polled) && polled.value._tag === "Complete" && Exit.hasInterrupts(polled.value.exit)).toBe(true)
+      expect(ran).toEqual(["lookup A1"])
+    }).pipe(Effect.provide(live))
+  })
 })
