@@ -5,20 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { crashMatrix } from "./support/crashMatrix.ts"
-import { startPostgres, type Server } from "./support/postgres.ts"
+import { usePostgres } from "./support/postgres.ts"
 import { effectLines, launch, makers, workspace } from "./support/processes.ts"
 
-let server: Server | undefined
-beforeAll(async () => {
-  server = await startPostgres()
-}, 60_000)
-afterAll(async () => {
-  await server?.stop()
-})
-const database = () => {
-  if (server === undefined) throw new Error("PostgreSQL did not start")
-  return server.database()
-}
+const { database } = usePostgres({ beforeAll, afterAll })
 
 crashMatrix({ name: "PostgreSQL", env: { STORE: "postgres" }, fresh: database })
 

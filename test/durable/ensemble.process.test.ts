@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
-import { startPostgres, type Server } from "./support/postgres.ts"
+import { usePostgres } from "./support/postgres.ts"
 import { launch as launchAgent, run as runAgent, team, workspace } from "./support/processes.ts"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string>) => runAgent(args, env, team)
@@ -55,18 +55,12 @@ describe("a durable ensemble on SQLite, its runner killed inside a task", () => 
 })
 
 describe("a durable ensemble on two runners sharing a PostgreSQL", () => {
-  let server: Server | undefined
-  beforeAll(async () => {
-    server = await startPostgres()
-  }, 60_000)
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const { database } = usePostgres({ beforeAll, afterAll })
 
   it("the tasks of one PARALLEL level run on both runners; each runs once; the ensemble ends with every finding", async () => {
     const w = workspace()
     try {
-      const db = await server!.database()
+      const db = await database()
       const env = { STORE: "postgres", TASKS: "12", RUNNERS: "2" }
       const a = launch(["runner", db, w.effects], { ...env, RUNNER: "runner-a" })
       const b = launch(["runner", db, w.effects], { ...env, RUNNER: "runner-b" })

@@ -24,12 +24,12 @@
  * IDEMPOTENT=1: handlers skip a side effect their key already made (the call id as key).
  */
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
-import { type Duration, Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, Mode } from "../../../src/index.ts"
 import { ScriptedModel } from "../../../src/testing/index.ts"
-import { DurableChain, DurableSqlite } from "../../../src/durable/index.ts"
-import { DurablePostgres } from "../../../src/durable/postgres/index.ts"
+import { DurableChain } from "../../../src/durable/index.ts"
+import { engineFor, print, runnerName, settled } from "./stores.ts"
 import { SqlClient } from "effect/sql/SqlClient"
 
 const [role = "", db = "", third = "", fourth = ""] = process.argv.slice(2)
@@ -102,38 +102,15 @@ const Ticket = DurableChain.workflow("Ticket", {
   concurrency: 1
 })
 
-const postgres = process.env.STORE === "postgres"
-const timing: { pollInterval: Duration.Input; failoverAfter: Duration.Input } = { pollInterval: "100 millis", failoverAfter: (process.env.FAILOVER ?? "3 seconds") as Duration.Input }
-const runnerName = process.env.RUNNER
-const engine = role === "runner"
-  ? postgres
-    ? runnerName === undefined
-      ? DurablePostgres.single({ url: Redacted.make(db), ...timing })
-      : DurablePostgres.runner({ url: Redacted.make(db), name: runnerName, ...timing })
-    : DurableSqlite.runner({ filename: db, ...timing })
-  : postgres
-  ? DurablePostgres.client({ url: Redacted.make(db), ...timing })
-  : DurableSqlite.client({ filename: db, ...timing })
+const engine = engineFor(role === "runner" ? "runner" : "client", db)
 
 const live = DurableChain.layer(Ticket).pipe(Layer.provide([model.layer, handlers]), Layer.provideMerge(engine))
 
-const print = (line: string) => Effect.promise(() => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve())))
 
 const resultOf = (ticket: string) =>
   Effect.map(Effect.result(Ticket.execute({ ticket })), (result) =>
     result._tag === "Success" ? result.success : { failure: String(result.failure) })
 
-/** One of RUNNERS runners: waits until the runners hold every shard between them (PostgreSQL advisory locks). */
-const settled = Effect.gen(function*() {
-  const sql = yield* SqlClient
-  const runners = Number(process.env.RUNNERS ?? "1")
-  while (true) {
-    const [row] = yield* sql<{ locks: number; holders: number }>`SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS holders
-      FROM pg_locks WHERE locktype = 'advisory' AND granted`
-    if (row !== undefined && row.locks >= 300 && row.holders >= runners) return
-    yield* Effect.sleep("50 millis")
-  }
-})
 
 const programs: Record<string, Effect.Effect<void, unknown, Layer.Success<typeof live>>> = {
   runner: runnerName !== undefined

@@ -58,3 +58,20 @@ export const startPostgres = async (): Promise<Server> => {
     }
   }
 }
+
+/** Starts a server before the file's tests and stops it after them; `database()` gives each test a fresh one. */
+export const usePostgres = (hooks: { readonly beforeAll: (fn: () => Promise<void>, timeout?: number) => void; readonly afterAll: (fn: () => Promise<void>) => void }) => {
+  let server: Server | undefined
+  hooks.beforeAll(async () => {
+    server = await startPostgres()
+  }, 60_000)
+  hooks.afterAll(async () => {
+    await server?.stop()
+  })
+  return {
+    database: () => {
+      if (server === undefined) throw new Error("PostgreSQL did not start")
+      return server.database()
+    }
+  }
+}

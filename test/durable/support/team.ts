@@ -15,13 +15,12 @@
  * CONCURRENCY=<n>: at most n tasks at once (1 makes a kill point exact: no other task is mid-step).
  */
 import { appendFileSync } from "node:fs"
-import { type Duration, Effect, Layer, Redacted, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { SqlClient } from "effect/sql/SqlClient"
 import { ChatModel } from "../../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../../src/ensemble/index.ts"
-import { DurableEnsemble, DurableSqlite } from "../../../src/durable/index.ts"
-import { DurablePostgres } from "../../../src/durable/postgres/index.ts"
+import { DurableEnsemble } from "../../../src/durable/index.ts"
+import { engineFor, print, runnerName, settled } from "./stores.ts"
 
 const [role = "", db = "", effects = ""] = process.argv.slice(2)
 const tasks = Number(process.env.TASKS ?? "6")
@@ -65,37 +64,14 @@ const Report = Effect.runSync(Effect.gen(function*() {
   return DurableEnsemble.workflow("Report", team)
 }))
 
-const postgres = process.env.STORE === "postgres"
-const timing: { pollInterval: Duration.Input; failoverAfter: Duration.Input } = { pollInterval: "100 millis", failoverAfter: "3 seconds" }
-const runnerName = process.env.RUNNER
-const engine = role === "runner"
-  ? postgres
-    ? runnerName === undefined
-      ? DurablePostgres.single({ url: Redacted.make(db), ...timing })
-      : DurablePostgres.runner({ url: Redacted.make(db), name: runnerName, ...timing })
-    : DurableSqlite.runner({ filename: db, ...timing })
-  : postgres
-  ? DurablePostgres.client({ url: Redacted.make(db), ...timing })
-  : DurableSqlite.client({ filename: db, ...timing })
+const engine = engineFor(role === "runner" ? "runner" : "client", db)
 
 const live = DurableEnsemble.layer(Report).pipe(Layer.provide([model.layer, handlers]), Layer.provideMerge(engine))
 
-const print = (line: string) => Effect.promise(() => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve())))
 
 const result = Effect.flatMap(Effect.result(Report.execute({ id: "E1", inputs: {} })), (result) =>
   print(`RESULT ${JSON.stringify(result._tag === "Success" ? { raw: result.success.raw, tasks: result.success.taskOutputs.length } : { failure: String(result.failure) })}`))
 
-/** One of RUNNERS runners: waits until the runners hold every shard between them (PostgreSQL advisory locks). */
-const settled = Effect.gen(function*() {
-  const sql = yield* SqlClient
-  const runners = Number(process.env.RUNNERS ?? "1")
-  while (true) {
-    const [row] = yield* sql<{ locks: number; holders: number }>`SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS holders
-      FROM pg_locks WHERE locktype = 'advisory' AND granted`
-    if (row !== undefined && row.locks >= 300 && row.holders >= runners) return
-    yield* Effect.sleep("50 millis")
-  }
-})
 
 const program: Effect.Effect<void, unknown, Layer.Success<typeof live>> = role === "runner" && runnerName !== undefined ? Effect.andThen(Effect.andThen(settled, print("READY")), Effect.never) : result
 if (role === "runner" || role === "start") {

@@ -1,0 +1,43 @@
+/**
+ * What the process scripts (./agent.ts, ./team.ts) share: the store a
+ * process uses, chosen by its environment, and how it prints and waits.
+ *
+ * STORE=sqlite (default; the database is a file) or STORE=postgres (a URL);
+ * RUNNER=<name>: one of RUNNERS runners on PostgreSQL; FAILOVER: failoverAfter.
+ */
+import { type Duration, Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { DurableSqlite } from "../../../src/durable/index.ts"
+import { DurablePostgres } from "../../../src/durable/postgres/index.ts"
+
+const timing: { pollInterval: Duration.Input; failoverAfter: Duration.Input } = {
+  pollInterval: "100 millis",
+  failoverAfter: (process.env.FAILOVER ?? "3 seconds") as Duration.Input
+}
+
+/** The name of this runner when it is one of several, else undefined. */
+export const runnerName = process.env.RUNNER
+
+/** The engine layer of a `runner` (executes runs) or of a client process, on the store of `db`. */
+export const engineFor = (role: "runner" | "client", db: string) => {
+  if (process.env.STORE !== "postgres") return role === "runner" ? DurableSqlite.runner({ filename: db, ...timing }) : DurableSqlite.client({ filename: db, ...timing })
+  const url = Redacted.make(db)
+  if (role === "client") return DurablePostgres.client({ url, ...timing })
+  return runnerName === undefined ? DurablePostgres.single({ url, ...timing }) : DurablePostgres.runner({ url, name: runnerName, ...timing })
+}
+
+/** Prints a line and waits until it is written (a SIGKILL may follow). */
+export const print = (line: string) =>
+  Effect.promise(() => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve())))
+
+/** One of RUNNERS runners: waits until the runners hold every shard between them (PostgreSQL advisory locks). */
+export const settled = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  const runners = Number(process.env.RUNNERS ?? "1")
+  while (true) {
+    const [row] = yield* sql<{ locks: number; holders: number }>`SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS holders
+      FROM pg_locks WHERE locktype = 'advisory' AND granted`
+    if (row !== undefined && row.locks >= 300 && row.holders >= runners) return
+    yield* Effect.sleep("50 millis")
+  }
+})
