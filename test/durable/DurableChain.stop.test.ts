@@ -7,10 +7,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { WorkflowEngine } from "effect/workflow"
-import { Approval, Chain, Mode } from "../../src/index.ts"
+import { Approval } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { SqlError, UnknownError } from "effect/sql/SqlError"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
+import { supportWorkflow, waitingOn } from "../support/durable.ts"
 
 const Refund = Tool.make("refund", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
 const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ order: Schema.String }), success: Schema.String })
@@ -34,39 +35,17 @@ const setup = (
       return script[turns] ?? { text: "nothing more" }
     }
   ], { repeat: true })
-  const Support = DurableChain.workflow("Support", {
-    input: Schema.Struct({ ticket: Schema.String }),
-    idempotencyKey: ({ ticket }) => ticket,
-    toolkit,
-    chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
-    mode: Mode.whileNeedsResponse
-  })
+  const Support = supportWorkflow("Support", toolkit)
   const live = DurableChain.layer(Support).pipe(
     Layer.provideMerge(Layer.mergeAll(model.layer, handlers, store, WorkflowEngine.layerMemory))
   )
-  const Other = DurableChain.workflow("Other", {
-    input: Schema.Struct({ ticket: Schema.String }),
-    idempotencyKey: ({ ticket }) => ticket,
-    toolkit,
-    chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
-    mode: Mode.whileNeedsResponse
-  })
+  const Other = supportWorkflow("Other", toolkit)
   return { ran, Support, Other, live, modelCalls: () => modelCalls }
 }
 
 const roundWithApproval: ScriptedModel.Reply = {
   toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: "c2", name: "refund", params: { amount: 20 } }]
 }
-
-const waitingOn = (Support: DurableChain.DurableWorkflow<"Support", Schema.Struct<{ ticket: typeof Schema.String }>>, id: string) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 100; turn++) {
-      const waiting = yield* DurableChain.pending(Support, id)
-      if (waiting.length > 0) return waiting
-      yield* Effect.yieldNow
-    }
-    return yield* Effect.die(new Error(`execution ${id} never waited`))
-  })
 
 const documentOf = (result: { readonly document: string }) =>
   JSON.parse(result.document) as { readonly messages: ReadonlyArray<{ readonly role: string }>; readonly pendingToolCalls: ReadonlyArray<{ readonly id: string }> }

@@ -6,6 +6,7 @@ import { Approval, Chain, Mode } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
 import type { NotDurableChain } from "../../src/durable/DurableError.ts"
+import { supportWorkflow, waitingOn } from "../support/durable.ts"
 
 const Refund = Tool.make("refund", {
   parameters: Schema.Struct({ amount: Schema.Number }),
@@ -25,29 +26,12 @@ const setup = (refundId = "c2") => {
     { toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: refundId, name: "refund", params: { amount: 20 } }] },
     { text: "Refunded." }
   ])
-  const Support = DurableChain.workflow("Support", {
-    input: Schema.Struct({ ticket: Schema.String }),
-    idempotencyKey: ({ ticket }) => ticket,
-    toolkit,
-    chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
-    mode: Mode.whileNeedsResponse
-  })
+  const Support = supportWorkflow("Support", toolkit)
   const live = DurableChain.layer(Support).pipe(
     Layer.provideMerge(Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))
   )
   return { ran, Support, live }
 }
-
-/** The calls the execution waits on, once it waits (the memory engine runs the body on other fibers). */
-const waitingOn = (Support: ReturnType<typeof setup>["Support"], id: string) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 100; turn++) {
-      const waiting = yield* DurableChain.pending(Support, id)
-      if (waiting.length > 0) return waiting
-      yield* Effect.yieldNow
-    }
-    return yield* Effect.die(new Error(`execution ${id} never waited`))
-  })
 
 describe("DurableChain on the memory engine", () => {
   it.effect("waits for an approval, then finishes; tools ran once", () => {
