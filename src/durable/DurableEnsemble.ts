@@ -1,14 +1,16 @@
 /**
- * An ensemble as a durable workflow: the ensemble's run is the parent, each
- * task a child workflow, so tasks of one ensemble spread over runners, a
- * crash resumes each task where it stopped (its model calls and handler
- * runs are recorded, as in `DurableChain`), and a replayed parent joins the
- * tasks it started instead of starting them again. SEQUENTIAL and PARALLEL
- * ensembles are durable; a HIERARCHICAL one is refused.
+ * An ensemble as a durable workflow: the ensemble's run is the parent; each
+ * task, and each approved delegation's worker (the HIERARCHICAL manager's
+ * `delegateTask`, an agent's peer `delegate`), is a child workflow. So the
+ * work of one ensemble spreads over runners, a crash resumes each part where
+ * it stopped (model calls and handler runs are recorded, as in
+ * `DurableChain` — a HIERARCHICAL manager's in the parent), and a replayed
+ * parent joins the children it started instead of starting them again.
  *
- * Two things differ from `Ensemble.run`: budgets (`maxModelCalls`, …) count
- * per task, since each task runs where its child workflow runs; and events
- * are published by the process that runs each part.
+ * Two things differ from `Ensemble.run`: budgets (`maxModelCalls`, …) and a
+ * HIERARCHICAL run's constraints count per workflow (the parent, each task,
+ * each delegation), since each runs where its workflow runs; and events are
+ * published by the process that runs each part.
  *
  * @stability unstable (effect/workflow and effect/cluster are)
  * @since 0.1.0
@@ -28,7 +30,7 @@ import {
 import { EnsembleOutput } from "../ensemble/TaskOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { NotDurableChain } from "./DurableError.ts"
-import { parentBody, taskBody, taskWorkflow } from "./internal/ensembleBodies.ts"
+import { childWorkflows, delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
 
 /**
  * What a durable ensemble's execution is started with: an id (the same id
@@ -83,7 +85,7 @@ export type DurableEnsembleWorkflow<Name extends string> = Workflow.Workflow<Nam
 interface Config {
   readonly ensemble: Ensemble<unknown>
   readonly version: number
-  readonly child: ReturnType<typeof taskWorkflow>
+  readonly children: ReturnType<typeof childWorkflows>
 }
 
 const configs = new WeakMap<Workflow.Any, Config>()
@@ -121,20 +123,16 @@ export const workflow = <const Name extends string, R>(
   if (!(Number.isSafeInteger(version) && version >= 1)) {
     throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
   }
-  if (ensemble?.workflow !== "SEQUENTIAL" && ensemble?.workflow !== "PARALLEL") {
-    throw new InvalidInput({
-      field: "ensemble",
-      rule: "a SEQUENTIAL or PARALLEL ensemble made by Ensemble.make (a HIERARCHICAL one is not durable yet)",
-      value: ensemble?.workflow
-    })
+  if (ensemble?.workflow !== "SEQUENTIAL" && ensemble?.workflow !== "PARALLEL" && ensemble?.workflow !== "HIERARCHICAL") {
+    throw new InvalidInput({ field: "ensemble", rule: "an ensemble made by Ensemble.make", value: ensemble?.workflow })
   }
   const made = Workflow.make(name, { payload: Payload, idempotencyKey: ({ id }) => id, success: EnsembleOutput, error: Failure })
-  configs.set(made, { ensemble: ensemble as Ensemble<unknown>, version, child: taskWorkflow(name) })
+  configs.set(made, { ensemble: ensemble as Ensemble<unknown>, version, children: childWorkflows(name) })
   return made
 }
 
 /**
- * Registers a durable ensemble's bodies (the parent and its tasks) with the
+ * Registers a durable ensemble's bodies (the parent, its tasks and its delegations) with the
  * workflow engine. Runners need the ensemble's model and its agents' tool
  * handlers, like `Ensemble.run`.
  *
@@ -160,8 +158,10 @@ export const layer = <Name extends string, R = never>(
 ): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | ChatModel | R> => {
   const config = configs.get(workflow)
   if (config === undefined) return Layer.effectDiscard(Effect.fail(new NotDurableChain({ workflow: String(workflow?._tag), expected: "DurableEnsemble.workflow" })))
+  const { children, ensemble, version } = config
   return Layer.mergeAll(
-    workflow.toLayer(parentBody(config.ensemble, config.child)),
-    config.child.toLayer(taskBody(config.ensemble, config.version))
+    workflow.toLayer(parentBody(ensemble, children, version)),
+    children.task.toLayer(taskBody(ensemble, children, version)),
+    children.delegation.toLayer(delegationBody(ensemble, children, version))
   ) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | ChatModel | R>
 }

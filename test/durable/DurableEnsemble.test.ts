@@ -1,17 +1,19 @@
 /**
  * DurableEnsemble on the memory engine: SEQUENTIAL and PARALLEL ensembles
  * as a parent workflow whose tasks are child workflows end with the output
- * `Ensemble.run` gives; each tool call runs once, also when the same
- * execution is asked for again; failures are the ensemble's own errors.
+ * `Ensemble.run` gives, and so do HIERARCHICAL ones, whose delegations are
+ * child workflows keyed by the tool call that asked for them; each tool
+ * call runs once, also when the same execution is asked for again; failures
+ * are the ensemble's own errors.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import { ChatModel } from "../../src/index.ts"
-import { Agent, Ensemble, Task, type TaskOutput } from "../../src/ensemble/index.ts"
+import { Agent, type Delegation, Ensemble, Task, type TaskOutput } from "../../src/ensemble/index.ts"
 import { DurableEnsemble } from "../../src/durable/index.ts"
 import type { NotDurableChain } from "../../src/durable/DurableError.ts"
-import { taskWorkflow } from "../../src/durable/internal/ensembleBodies.ts"
+import { childWorkflows } from "../../src/durable/internal/ensembleBodies.ts"
 import { makeHandlers, toolkit } from "../support/ensemble.ts"
 
 /** Replay-safe: each reply is chosen from the request (the agent's role, the tool results so far). */
@@ -58,7 +60,7 @@ describe("DurableEnsemble", () => {
           const again = yield* Report.execute(payload)
           // Each task ran as a child workflow of the execution, keyed by its position.
           const parent = yield* Report.executionId(payload)
-          const child = taskWorkflow(`Report${workflow}`)
+          const child = childWorkflows(`Report${workflow}`).task
           const children = yield* Effect.forEach([0, 1, 2], (index) =>
             Effect.flatMap(child.executionId({ parent, index, inputs: {}, context: [] }), (id) =>
               Effect.map(child.poll(id), (polled) => Option.isSome(polled) ? polled.value._tag : "not started")))
@@ -97,14 +99,75 @@ describe("DurableEnsemble", () => {
       expect(error.completedOutputs.map((output) => output.raw)).toEqual(["facts", "facts"])
     }))
 
-  it.effect("a HIERARCHICAL ensemble, a version that is not a whole number and a foreign workflow are refused", () =>
+  it.effect("HIERARCHICAL: the durable output and delegation records are Ensemble.run's; each delegation is a child keyed by its call", () =>
+    Effect.gen(function*() {
+      const managed = ChatModel.scripted([
+        (request) => {
+          const text = JSON.stringify(request.prompt.content)
+          const role = /You are (\w+)\./.exec(text)?.[1] ?? "?"
+          const results = request.prompt.content.filter((message) => message.role === "tool").length
+          if (role === "Manager") {
+            if (results === 0) return { toolCalls: [{ id: "d1", name: "delegateTask", params: { agentRole: "Researcher", taskDescription: "Research about tides", taskNumber: 1 } }] }
+            if (results === 1) return { toolCalls: [{ id: "d2", name: "delegateTask", params: { agentRole: "Writer", taskDescription: "Write about tides", taskNumber: 2 } }] }
+            return { text: `Manager: ${(text.match(/Writer on \w+ with \d+ findings?/g) ?? []).join(", ")}` }
+          }
+          const topic = /about (\w+)/.exec(text)?.[1] ?? "?"
+          if (role === "Researcher") return results === 0 ? { toolCalls: [{ id: "r1", name: "lookup", params: { query: topic } }] } : { text: `Researcher on ${topic}` }
+          // The writer asks a peer first: a delegation from inside a delegated worker.
+          if (results === 0) return { toolCalls: [{ id: "p1", name: "delegate", params: { agentRole: "Researcher", taskDescription: "Research about moons" } }] }
+          return { text: `Writer on ${topic} with ${(text.match(/Researcher on \w+/g) ?? []).length} findings` }
+        }
+      ], { repeat: true })
+      const researcher = yield* Agent.make({ role: "Researcher", goal: "Find facts", toolkit })
+      const writer = yield* Agent.make({ role: "Writer", goal: "Write clearly", allowDelegation: true })
+      const tides = yield* Task.make({ description: "Research about tides", expectedOutput: "Facts", agent: researcher })
+      const essay = yield* Task.make({ description: "Write about tides", expectedOutput: "An essay", agent: writer, context: [tides] })
+      const ensemble = yield* Ensemble.make({ agents: [researcher, writer], tasks: [tides, essay], workflow: "HIERARCHICAL" })
+      const plain = makeHandlers()
+      const expected = yield* Ensemble.run(ensemble, {}).pipe(Effect.provide(Layer.merge(managed.layer, plain.layer)))
+      const durable = makeHandlers()
+      const Managed = DurableEnsemble.workflow("Managed", ensemble)
+      const live = DurableEnsemble.layer(Managed).pipe(
+        Layer.provideMerge(WorkflowEngine.layerMemory),
+        Layer.provide([managed.layer, durable.layer])
+      )
+      const [first, again, children] = yield* Effect.provide(
+        Effect.gen(function*() {
+          const first = yield* Managed.execute({ id: "m1", inputs: {} })
+          const again = yield* Managed.execute({ id: "m1", inputs: {} })
+          const parent = yield* Managed.executionId({ id: "m1", inputs: {} })
+          const child = childWorkflows("Managed").delegation
+          const idOf = (parent: string, key: string) =>
+            child.executionId({ parent, key, inputs: {}, role: "", description: "", expectedOutput: "", context: [], depth: 0 })
+          const status = (id: string) => Effect.map(child.poll(id), (polled) => Option.isSome(polled) ? polled.value._tag : "not started")
+          const d2 = yield* idOf(parent, "d2/1")
+          // The manager's delegations are children of the parent; the writer's peer delegation, a child of its own.
+          const children = yield* Effect.forEach([idOf(parent, "d1/1"), Effect.succeed(d2), idOf(d2, "p1/1"), idOf(parent, "d3/1")], (id) => Effect.flatMap(id, status))
+          return [first, again, children] as const
+        }),
+        live
+      )
+      expect(children).toEqual(["Complete", "Complete", "Complete", "not started"])
+      expect(first.raw).toBe("Manager: Writer on tides with 2 findings")
+      expect(first.raw).toBe(expected.raw)
+      expect(first.taskOutputs.map(summary)).toEqual(expected.taskOutputs.map(summary))
+      expect(first.totalToolCalls).toBe(expected.totalToolCalls)
+      const record = (r: Delegation.DelegationRecord) =>
+        ({ kind: r.kind, by: r.delegatingRole, depth: r.depth, to: r.response.workerRole, status: r.response.status, raw: r.response.rawOutput })
+      expect(first.delegations.map(record)).toEqual(expected.delegations.map(record))
+      expect(first.delegations.map(record).map((r) => `${r.by}>${r.to}`)).toEqual(["Manager>Researcher", "Writer>Researcher", "Manager>Writer"])
+      expect(again.raw).toBe(first.raw)
+      expect(durable.queries).toEqual(plain.queries)
+      expect(durable.queries).toEqual(["tides", "moons"])
+    }))
+
+  it.effect("a version that is not a whole number, something not an ensemble and a foreign workflow are refused", () =>
     Effect.gen(function*() {
       const writer = yield* Agent.make({ role: "Writer", goal: "Write clearly" })
       const task = yield* Task.make({ description: "Write", expectedOutput: "Text", agent: writer })
-      const managed = yield* Ensemble.make({ agents: [writer], tasks: [task], workflow: "HIERARCHICAL" })
-      expect(() => DurableEnsemble.workflow("Managed", managed)).toThrow(/HIERARCHICAL one is not durable yet/)
       const plain = yield* Ensemble.make({ agents: [writer], tasks: [task] })
       expect(() => DurableEnsemble.workflow("Versioned", plain, { version: 0 })).toThrow(/Invalid version/)
+      expect(() => DurableEnsemble.workflow("NotAnEnsemble", { workflow: "ROUND_ROBIN" } as never)).toThrow(/an ensemble made by Ensemble.make/)
       const foreign = DurableEnsemble.layer({ _tag: "Foreign" } as never) as Layer.Layer<never, NotDurableChain>
       const error = yield* Effect.flip(Layer.build(foreign).pipe(Effect.scoped))
       expect(error._tag).toBe("NotDurableChain")

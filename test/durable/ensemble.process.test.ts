@@ -2,8 +2,10 @@
  * Durable ensembles in real processes (test/durable/support/team.ts): a
  * PARALLEL ensemble whose runner is killed inside one task resumes in a new
  * process without running any recorded step again — the parent joins the
- * tasks it had started; and on a real PostgreSQL, the tasks of one level
- * spread over two runner processes.
+ * tasks it had started; a HIERARCHICAL one killed inside a delegated worker
+ * or in its manager's turn resumes without starting any delegation again;
+ * and on a real PostgreSQL, the tasks of one level spread over two runner
+ * processes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { existsSync, readFileSync } from "node:fs"
@@ -48,6 +50,40 @@ describe("a durable ensemble on SQLite, its runner killed inside a task", () => 
       expect(resumed.result).toBe(`RESULT {"raw":"report from 6 findings","tasks":7}`)
       // Only the killed call itself may run twice, and only after its side effect (the window).
       expect(lines(w.effects).counts).toEqual({ ...expected(6), ...(when === "after" ? { t4: 2 } : {}) })
+    } finally {
+      w.done()
+    }
+  })
+})
+
+/** The effects of a HIERARCHICAL run of `tasks` research tasks: the manager's turns, each worker's calls and lookups, once. */
+const expectedManaged = (tasks: number) => {
+  const out = new Map<string, number>()
+  for (let turn = 0; turn <= tasks + 1; turn++) out.set(`model Manager t1 ${turn}`, 1)
+  for (let i = 1; i <= tasks; i++) {
+    out.set(`t${i}`, 1)
+    out.set(`model Researcher t${i} 0`, 1)
+    out.set(`model Researcher t${i} 1`, 1)
+  }
+  out.set("model Writer t1 0", 1)
+  return Object.fromEntries(out)
+}
+
+describe("a durable HIERARCHICAL ensemble on SQLite, its runner killed", () => {
+  it.each([
+    { at: "tool:t2:before", twice: {} },
+    { at: "tool:t2:after", twice: { t2: 2 } },
+    { at: "model:Manager:2", twice: {} },
+    { at: "model:Manager:4", twice: {} }
+  ])("killed at $at: a new runner finishes; no delegation starts again, no recorded step runs again", ({ at, twice }) => {
+    const w = workspace()
+    try {
+      const db = w.file("runs.db")
+      const env = { STORE: "sqlite", TASKS: "3", WORKFLOW: "HIERARCHICAL" }
+      expect(run(["runner", db, w.effects], { ...env, KILL_AT: at }).signal).toBe("SIGKILL")
+      const resumed = run(["runner", db, w.effects], env)
+      expect(resumed.result).toBe(`RESULT {"raw":"manager got 3 findings","tasks":5}`)
+      expect(lines(w.effects).counts).toEqual({ ...expectedManaged(3), ...twice })
     } finally {
       w.done()
     }

@@ -94,7 +94,7 @@ export const body = (config: Config, workflowName: string) => (input: unknown, e
     const services = yield* Effect.context<Engine | WaitingCalls>()
     const next = names(yield* versionOf(config.version))
     const key = keyOf(workflowName, executionId)
-    const durability = recorder(next, config.transactional, Effect.provideContext(stopAsked(key), services), (effect) => Effect.provideContext(effect, services))
+    const durability = recorder(next, { transactional: config.transactional, passThrough: new Set() }, Effect.provideContext(stopAsked(key), services), (effect) => Effect.provideContext(effect, services))
     let chain = config.chain(input as never)
     while (true) {
       const outcome = yield* run(chain, config.run).pipe(

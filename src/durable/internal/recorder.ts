@@ -10,6 +10,11 @@
  * (`DurableChain.stop`); if so it records that instead of calling the model,
  * and the step pauses with `StopRequested`: a replay meets the same record.
  *
+ * A call of a `passThrough` tool runs in the body, not as an activity: its
+ * handler makes durable steps of its own (a durable ensemble's delegation
+ * starts a child workflow), so the body replays the handler — and with it
+ * what the handler keeps in memory, such as the delegation records.
+ *
  * A call of a `transactional` tool runs in one SQL transaction with its
  * record (effect's `ClusterSchema.WithTransaction`): the handler's writes to
  * the same database commit with the record or not at all.
@@ -83,7 +88,7 @@ type EngineServices = WorkflowEngine | WorkflowInstance
  */
 export const recorder = (
   next: Names,
-  transactional: ReadonlySet<string>,
+  tools: { readonly transactional: ReadonlySet<string>; readonly passThrough: ReadonlySet<string> },
   stopRequested: Effect.Effect<boolean>,
   provide: <A, E>(effect: Effect.Effect<A, E, EngineServices>) => Effect.Effect<A, E>
 ): Durability => ({
@@ -98,9 +103,10 @@ export const recorder = (
       (turn) => turn ?? undefined
     ),
   toolCall: (call, run) => {
+    if (tools.passThrough.has(call.name)) return run
     // Work inside the handler (a nested chain, a sub-agent) is part of this step, not steps of its own:
     // recorded separately, it would shift the body's names and replay the wrong results.
     const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: unrecorded(run) })
-    return provide(transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity)
+    return provide(tools.transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity)
   }
 })

@@ -1,6 +1,8 @@
 /**
  * Delegation at run time: the peer `delegate` tool of agents with
- * `allowDelegation`, its guards, and the records every attempt leaves.
+ * `allowDelegation`, its guards, and the run of approved work (here, or as
+ * a durable ensemble's child workflow). The records every attempt leaves
+ * are made in `delegationRecords.ts`.
  *
  * Every delegation made inside a run passes the run's guard (in a
  * HIERARCHICAL run, its constraints; see `guard.ts`), and every approved one
@@ -8,19 +10,20 @@
  *
  * @internal
  */
-import { Clock, type Context, Duration, Effect, Random, Schema } from "effect"
+import { Clock, type Context, Duration, Effect, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
-import type { DelegationRecord, DelegationRequest } from "../Delegation.ts"
-import { publish } from "../EnsembleEvent.ts"
+import type { DelegationRecord } from "../Delegation.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { forLog } from "../../internal/redact.ts"
 import * as Role from "../Role.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { type Budget, refusal, takeDelegation } from "./budget.ts"
 import type { Guard } from "./guard.ts"
-import { jsonSchemaOf, type ModelCache, type ResolvedTask, type TaskFailure, runTask } from "./runTask.ts"
+import { recordFailure, recordSuccess, request, started_, uuid } from "./delegationRecords.ts"
+import { type ModelCache, type ResolvedTask, TaskFailure, runTask } from "./runTask.ts"
+import { CurrentTaskRunner, type DelegatedWork } from "./taskRunner.ts"
 
 /** @internal what one run's delegations share */
 export interface Delegations {
@@ -81,112 +84,6 @@ const Delegate = Tool.make(delegateToolName, {
 })
 const peerToolkit = Toolkit.make(Delegate)
 
-const hex = (n: number) => n.toString(16).padStart(2, "0")
-
-/** @internal a UUID v4 drawn from Effect's `Random` (so tests can seed it) */
-export const uuid: Effect.Effect<string> = Effect.gen(function*() {
-  const bytes: Array<number> = []
-  for (let i = 0; i < 16; i++) bytes.push(yield* Random.nextIntBetween(0, 256, { halfOpen: true }))
-  bytes[6] = (bytes[6] & 0x0f) | 0x40
-  bytes[8] = (bytes[8] & 0x3f) | 0x80
-  const h = bytes.map(hex).join("")
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
-})
-
-/**
- * A request with the specification's defaults; for work held to an
- * `outputType`, its JSON Schema and the retries the worker gets.
- *
- * @internal
- */
-export const request = (
-  taskId: string,
-  agentRole: string,
-  taskDescription: string,
-  work?: Pick<ResolvedTask, "outputType" | "maxOutputRetries">
-): DelegationRequest => ({
-  taskId,
-  agentRole,
-  taskDescription,
-  scope: {},
-  priority: "NORMAL",
-  ...(work?.outputType === undefined
-    ? { maxOutputRetries: 0 }
-    : { expectedOutputSchema: JSON.stringify(jsonSchemaOf(work.outputType)), maxOutputRetries: work.maxOutputRetries }),
-  metadata: {}
-})
-
-/** @internal records a blocked (`rejected`) or failed attempt, and publishes it */
-export const recordFailure = (
-  d: Delegations,
-  base: Omit<DelegationRecord, "response">,
-  workerRole: string,
-  error: string,
-  started: number,
-  rejected = true
-) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    d.records.push({
-      ...base,
-      response: {
-        taskId: base.request.taskId,
-        status: "FAILURE",
-        workerRole,
-        rawOutput: null,
-        artifacts: {},
-        errors: [error],
-        metadata: {},
-        duration: Duration.millis(now - started)
-      }
-    })
-    const ids = { taskId: base.request.taskId, delegatingRole: base.delegatingRole }
-    return publish(
-      rejected
-        ? { _tag: "DelegationRejected", ...ids, agentRole: base.request.agentRole, reason: error }
-        : { _tag: "DelegationFailed", ...ids, workerRole, reason: error }
-    )
-  })
-
-/** @internal publishes the start of an approved delegation */
-export const started_ = (base: Omit<DelegationRecord, "response">, workerRole: string) =>
-  publish({
-    _tag: "DelegationStarted",
-    taskId: base.request.taskId,
-    delegatingRole: base.delegatingRole,
-    workerRole,
-    taskDescription: base.request.taskDescription,
-    depth: base.depth
-  })
-
-/** @internal records a successful attempt, and publishes it */
-export const recordSuccess = (
-  d: Delegations,
-  base: Omit<DelegationRecord, "response">,
-  output: TaskOutput
-): Effect.Effect<void> => {
-  d.records.push({
-    ...base,
-    response: {
-      taskId: base.request.taskId,
-      status: "SUCCESS",
-      workerRole: output.agentRole,
-      rawOutput: output.raw,
-      ...(Object.hasOwn(output, "parsedOutput") ? { parsedOutput: output.parsedOutput } : {}),
-      artifacts: {},
-      errors: [],
-      metadata: {},
-      duration: output.duration
-    }
-  })
-  return publish({
-    _tag: "DelegationCompleted",
-    taskId: base.request.taskId,
-    delegatingRole: base.delegatingRole,
-    workerRole: output.agentRole,
-    durationMillis: Duration.toMillis(output.duration)
-  })
-}
-
 /** @internal the roles of the ensemble, as listed in messages */
 export const availableRoles = (d: Delegations): string => `[${d.agents.map((agent) => agent.role).join(", ")}]`
 
@@ -204,7 +101,7 @@ export const runAgent = (
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
   if (!task.agent.allowDelegation) return logged(d, task, runTask(task, context, task.agent.toolkit, d.models))
   const caller = task.agent
-  const layer = peerToolkit.toLayer({ delegate: (params) => peerDelegate(d, caller, depth, params) })
+  const layer = peerToolkit.toLayer({ delegate: (params, { toolCallId }) => peerDelegate(d, caller, depth, params, toolCallId) })
   return logged(
     d,
     task,
@@ -216,7 +113,8 @@ const peerDelegate = (
   d: Delegations,
   caller: Agent.Any,
   depth: number,
-  params: typeof DelegateParameters.Type
+  params: typeof DelegateParameters.Type,
+  callId: string | undefined
 ): Effect.Effect<string, string> =>
   Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
@@ -255,10 +153,16 @@ const peerDelegate = (
       outputType: undefined,
       maxOutputRetries: 0
     }
-    return yield* runDelegated(d, base, work, [], depth + 1, startedAt, `Agent '${worker.role}' failed`, (output) => {
+    const job = { callId, work, taskIndex: undefined, context: [], depth: depth + 1 }
+    return yield* runDelegated(d, base, job, startedAt, `Agent '${worker.role}' failed`, (output) => {
       d.counters.peerToolCalls += output.toolCallCount
     })
   })
+
+/** @internal approved delegated work, and the tool call that asked for it (absent from a caller outside the loop) */
+export interface Job extends Omit<DelegatedWork, "callId"> {
+  readonly callId: string | undefined
+}
 
 /**
  * Runs approved delegated work: takes it from the run's delegation budget
@@ -272,36 +176,48 @@ const peerDelegate = (
 export const runDelegated = (
   d: Delegations,
   base: Omit<DelegationRecord, "response">,
-  work: ResolvedTask,
-  context: ReadonlyArray<TaskOutput>,
-  depth: number,
+  job: Job,
   startedAt: number,
   failurePrefix: string,
   onSuccess: (output: TaskOutput) => void
 ): Effect.Effect<string, string> =>
   Effect.suspend(() => {
-    if (takeDelegation(d.budget)) return runApproved(d, base, work, context, depth, startedAt, failurePrefix, onSuccess)
+    if (takeDelegation(d.budget)) return runApproved(d, base, job, startedAt, failurePrefix, onSuccess)
     const reason = `Delegation refused: ${refusal(d.budget)}`
-    return Effect.flatMap(recordFailure(d, base, work.agent.role, reason, startedAt), () => Effect.fail(reason))
+    return Effect.flatMap(recordFailure(d, base, job.work.agent.role, reason, startedAt), () => Effect.fail(reason))
+  })
+
+/**
+ * The worker's run: here, or where the run's `TaskRunner` puts it (a durable
+ * ensemble's child workflow, keyed by the tool call), its records merged.
+ */
+const runWorker = (d: Delegations, job: Job): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
+  Effect.flatMap(Effect.service(CurrentTaskRunner), (runner) => {
+    if (runner === undefined) return runAgent(d, job.work, job.context, job.depth)
+    const callId = job.callId
+    if (callId === undefined) return Effect.fail(new TaskFailure("a durable delegation needs the id of the tool call that asked for it"))
+    return Effect.map(runner.delegate({ ...job, callId }), (remote) => {
+      d.records.push(...remote.delegations)
+      d.counters.peerToolCalls += remote.peerToolCalls
+      return remote.output
+    })
   })
 
 const runApproved = (
   d: Delegations,
   base: Omit<DelegationRecord, "response">,
-  work: ResolvedTask,
-  context: ReadonlyArray<TaskOutput>,
-  depth: number,
+  job: Job,
   startedAt: number,
   failurePrefix: string,
   onSuccess: (output: TaskOutput) => void
 ): Effect.Effect<string, string> =>
-  started_(base, work.agent.role).pipe(
-    Effect.andThen(runAgent(d, work, context, depth)),
+  started_(base, job.work.agent.role).pipe(
+    Effect.andThen(runWorker(d, job)),
     Effect.provide(d.services),
     Effect.matchEffect({
       onFailure: (failure) =>
         Effect.flatMap(
-          recordFailure(d, base, work.agent.role, failure.reason, startedAt, false),
+          recordFailure(d, base, job.work.agent.role, failure.reason, startedAt, false),
           () => Effect.fail(`${failurePrefix}: ${failure.reason}`)
         ),
       onSuccess: (output) =>

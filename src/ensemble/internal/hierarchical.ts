@@ -15,16 +15,8 @@ import type * as Agent from "../Agent.ts"
 import { ConstraintViolationError, TaskExecutionError } from "../EnsembleError.ts"
 import * as Role from "../Role.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
-import {
-  availableRoles,
-  DelegateParameters,
-  type Delegations,
-  logged,
-  recordFailure,
-  request,
-  runDelegated,
-  uuid
-} from "./delegation.ts"
+import { availableRoles, DelegateParameters, type Delegations, logged, runDelegated } from "./delegation.ts"
+import { recordFailure, request, uuid } from "./delegationRecords.ts"
 import { type ResolvedTask, runTask } from "./runTask.ts"
 
 /** @internal one of the ensemble's tasks, with the positions of its context tasks */
@@ -141,7 +133,7 @@ export const hierarchical = (
 const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progress: Progress) => {
   const isTaskNumber = (n: number | undefined): n is number =>
     n !== undefined && Number.isInteger(n) && n >= 1 && n <= tasks.length
-  return (params: typeof DelegateTaskParameters.Type): Effect.Effect<string, string> =>
+  return (params: typeof DelegateTaskParameters.Type, call: { readonly toolCallId?: string | undefined }): Effect.Effect<string, string> =>
     Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       const number = params.taskNumber
@@ -167,9 +159,14 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
       const rejected = d.guard.refuse(worker)
       if (rejected !== undefined) return yield* blocked(`Delegation rejected: ${rejected}`)
       d.guard.approve(worker)
-      const work = workerTask(params.taskDescription, worker, planned)
-      const context = contextOf(planned, progress)
-      return yield* runDelegated(d, base, work, context, 1, started, `Worker '${worker.role}' failed`, (output) => {
+      const job = {
+        callId: call.toolCallId,
+        work: workerTask(params.taskDescription, worker, planned),
+        taskIndex: planned === undefined || number === undefined ? undefined : number - 1,
+        context: contextOf(planned, progress),
+        depth: 1
+      }
+      return yield* runDelegated(d, base, job, started, `Worker '${worker.role}' failed`, (output) => {
         d.guard.complete(worker)
         progress.workerOutputs.push(output)
         if (number !== undefined) progress.taskOutputs.set(number - 1, output)

@@ -1,8 +1,9 @@
 /**
- * Where an ensemble's tasks run: in the run's own fiber (the default), or
- * somewhere a durable engine chooses — `loopwork/durable` runs each task as
- * a child workflow. The reference is absent unless a durable ensemble's body
- * provides it, so `Ensemble.run` pays nothing for it.
+ * Where an ensemble's work runs: in the run's own fiber (the default), or
+ * somewhere a durable engine chooses — `loopwork/durable` runs each task
+ * and each approved delegation's worker as a child workflow. The reference
+ * is absent unless a durable ensemble's body provides it, so `Ensemble.run`
+ * pays nothing for it.
  *
  * @internal
  */
@@ -12,13 +13,24 @@ import type { DelegationRecord } from "../Delegation.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 
-/** @internal what a task run elsewhere brings back besides its output */
+/** @internal what work run elsewhere brings back besides its output */
 export interface RemoteTask {
   readonly output: TaskOutput
   /** Delegations its agent made, for the run's records. */
   readonly delegations: ReadonlyArray<DelegationRecord>
   /** Tool calls of agents it reached through peer delegation. */
   readonly peerToolCalls: number
+}
+
+/** @internal an approved delegation's work, as a worker elsewhere is given it */
+export interface DelegatedWork {
+  /** The tool call that asked for it: with the n-th run of its handler, the key of the work. */
+  readonly callId: string
+  readonly work: ResolvedTask
+  /** The ensemble's task the work is (a manager's numbered delegation), by position. */
+  readonly taskIndex: number | undefined
+  readonly context: ReadonlyArray<TaskOutput>
+  readonly depth: number
 }
 
 /** @internal */
@@ -29,6 +41,8 @@ export interface TaskRunner {
     task: ResolvedTask,
     context: ReadonlyArray<TaskOutput>
   ) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
+  /** Runs an approved delegation's worker. */
+  readonly delegate: (delegated: DelegatedWork) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
 }
 
 /** @internal */

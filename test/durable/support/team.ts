@@ -2,6 +2,9 @@
  * The durable ensemble the process tests run (test/durable/ensemble.*.test.ts):
  * a PARALLEL ensemble of TASKS research tasks (each has its researcher call
  * `lookup` once, then answer) and a writer task that depends on all of them.
+ * WORKFLOW=HIERARCHICAL: the same tasks under a manager, who delegates one
+ * task per turn (call id `d<n>`, task number n), then answers with how many
+ * findings it got.
  * Every lookup appends `<topic> <pid>` to EFFECTS; every model call that really
  * runs (not a replay) appends `model <role> <topic> <turn> <pid>` to the same file.
  *
@@ -12,6 +15,7 @@
  *   team.ts start <db>              a client: starts E1, prints RESULT <json> when it ends
  *
  * KILL_AT=tool:<topic>:before|after: SIGKILL inside that lookup, around its side effect.
+ * KILL_AT=model:Manager:<turn>: SIGKILL as the manager's call on that turn starts.
  * CONCURRENCY=<n>: at most n tasks at once (1 makes a kill point exact: no other task is mid-step).
  */
 import { appendFileSync } from "node:fs"
@@ -47,7 +51,15 @@ const model = ChatModel.scripted([
     const who = /You are (\w+)\./.exec(text)?.[1] ?? "?"
     const topic = /Research about (\w+)/.exec(text)?.[1] ?? "all"
     const turn = request.prompt.content.filter((message) => message.role === "assistant").length
+    kill(`model:${who}:${turn}`)
     appendFileSync(effects, `model ${who} ${topic} ${turn} ${process.pid}\n`)
+    if (who === "Manager") {
+      if (turn > tasks) return { text: `manager got ${(text.match(/facts on \w+/g) ?? []).length} findings` }
+      const task = turn + 1
+      const agentRole = task > tasks ? "Writer" : "Researcher"
+      const taskDescription = task > tasks ? "Write the report" : `Research about t${task}`
+      return { toolCalls: [{ id: `d${task}`, name: "delegateTask", params: { agentRole, taskDescription, taskNumber: task } }] }
+    }
     if (who === "Researcher" && turn === 0) return { toolCalls: [{ name: "lookup", params: { topic } }] }
     return { text: who === "Researcher" ? `facts on ${topic}` : `report from ${(text.match(/facts on \w+/g) ?? []).length} findings` }
   }
@@ -60,7 +72,8 @@ const Report = Effect.runSync(Effect.gen(function*() {
     Task.make({ description: `Research about ${topic}`, expectedOutput: "Facts", agent: researcher }))
   const report = yield* Task.make({ description: "Write the report", expectedOutput: "A report", agent: writer, context: research })
   const concurrency = process.env.CONCURRENCY === undefined ? "unbounded" as const : Number(process.env.CONCURRENCY)
-  const team = yield* Ensemble.make({ agents: [researcher, writer], tasks: [...research, report], workflow: "PARALLEL", concurrency })
+  const workflow = process.env.WORKFLOW === "HIERARCHICAL" ? "HIERARCHICAL" as const : "PARALLEL" as const
+  const team = yield* Ensemble.make({ agents: [researcher, writer], tasks: [...research, report], workflow, concurrency })
   return DurableEnsemble.workflow("Report", team)
 }))
 

@@ -1,0 +1,119 @@
+/**
+ * The records every delegation attempt leaves (approved, blocked, failed or
+ * done) and the events that announce them: the request with the
+ * specification's defaults, its id drawn from Effect's `Random`, and the
+ * response once the attempt ends.
+ *
+ * @internal
+ */
+import { Clock, Duration, Effect, Random } from "effect"
+import type { DelegationRecord, DelegationRequest } from "../Delegation.ts"
+import { publish } from "../EnsembleEvent.ts"
+import type { TaskOutput } from "../TaskOutput.ts"
+import { jsonSchemaOf, type ResolvedTask } from "./runTask.ts"
+
+const hex = (n: number) => n.toString(16).padStart(2, "0")
+
+/** @internal a UUID v4 drawn from Effect's `Random` (so tests can seed it) */
+export const uuid: Effect.Effect<string> = Effect.gen(function*() {
+  const bytes: Array<number> = []
+  for (let i = 0; i < 16; i++) bytes.push(yield* Random.nextIntBetween(0, 256, { halfOpen: true }))
+  bytes[6] = (bytes[6] & 0x0f) | 0x40
+  bytes[8] = (bytes[8] & 0x3f) | 0x80
+  const h = bytes.map(hex).join("")
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+})
+
+/**
+ * A request with the specification's defaults; for work held to an
+ * `outputType`, its JSON Schema and the retries the worker gets.
+ *
+ * @internal
+ */
+export const request = (
+  taskId: string,
+  agentRole: string,
+  taskDescription: string,
+  work?: Pick<ResolvedTask, "outputType" | "maxOutputRetries">
+): DelegationRequest => ({
+  taskId,
+  agentRole,
+  taskDescription,
+  scope: {},
+  priority: "NORMAL",
+  ...(work?.outputType === undefined
+    ? { maxOutputRetries: 0 }
+    : { expectedOutputSchema: JSON.stringify(jsonSchemaOf(work.outputType)), maxOutputRetries: work.maxOutputRetries }),
+  metadata: {}
+})
+
+/** @internal records a blocked (`rejected`) or failed attempt, and publishes it */
+export const recordFailure = (
+  d: { readonly records: Array<DelegationRecord> },
+  base: Omit<DelegationRecord, "response">,
+  workerRole: string,
+  error: string,
+  started: number,
+  rejected = true
+) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    d.records.push({
+      ...base,
+      response: {
+        taskId: base.request.taskId,
+        status: "FAILURE",
+        workerRole,
+        rawOutput: null,
+        artifacts: {},
+        errors: [error],
+        metadata: {},
+        duration: Duration.millis(now - started)
+      }
+    })
+    const ids = { taskId: base.request.taskId, delegatingRole: base.delegatingRole }
+    return publish(
+      rejected
+        ? { _tag: "DelegationRejected", ...ids, agentRole: base.request.agentRole, reason: error }
+        : { _tag: "DelegationFailed", ...ids, workerRole, reason: error }
+    )
+  })
+
+/** @internal publishes the start of an approved delegation */
+export const started_ = (base: Omit<DelegationRecord, "response">, workerRole: string) =>
+  publish({
+    _tag: "DelegationStarted",
+    taskId: base.request.taskId,
+    delegatingRole: base.delegatingRole,
+    workerRole,
+    taskDescription: base.request.taskDescription,
+    depth: base.depth
+  })
+
+/** @internal records a successful attempt, and publishes it */
+export const recordSuccess = (
+  d: { readonly records: Array<DelegationRecord> },
+  base: Omit<DelegationRecord, "response">,
+  output: TaskOutput
+): Effect.Effect<void> => {
+  d.records.push({
+    ...base,
+    response: {
+      taskId: base.request.taskId,
+      status: "SUCCESS",
+      workerRole: output.agentRole,
+      rawOutput: output.raw,
+      ...(Object.hasOwn(output, "parsedOutput") ? { parsedOutput: output.parsedOutput } : {}),
+      artifacts: {},
+      errors: [],
+      metadata: {},
+      duration: output.duration
+    }
+  })
+  return publish({
+    _tag: "DelegationCompleted",
+    taskId: base.request.taskId,
+    delegatingRole: base.delegatingRole,
+    workerRole: output.agentRole,
+    durationMillis: Duration.toMillis(output.duration)
+  })
+}
