@@ -7,10 +7,13 @@
  * `DurableChain` — a HIERARCHICAL manager's in the parent), and a replayed
  * parent joins the children it started instead of starting them again.
  *
- * Two things differ from `Ensemble.run`: budgets (`maxModelCalls`, …) and a
- * HIERARCHICAL run's constraints count per workflow (the parent, each task,
- * each delegation), since each runs where its workflow runs; and events are
- * published by the process that runs each part.
+ * Budgets (`maxModelCalls`, …) and a HIERARCHICAL run's constraints bound
+ * the whole ensemble: each child starts from its parent's usage and brings
+ * back what it used. What differs from `Ensemble.run`: children that run
+ * side by side each start from the usage at their start; events are
+ * published by the process that runs each part (again on a replay, with the
+ * same delegation ids); and a structured output is given as its
+ * `outputType`'s JSON encoding (a workflow's result is stored as JSON).
  *
  * @stability unstable (effect/workflow and effect/cluster are)
  * @since 0.1.0
@@ -30,7 +33,8 @@ import {
 import { EnsembleOutput } from "../ensemble/TaskOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { NotDurableChain } from "./DurableError.ts"
-import { childWorkflows, delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
+import { delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
+import { childWorkflows } from "./internal/ensembleChildren.ts"
 
 /**
  * What a durable ensemble's execution is started with: an id (the same id

@@ -13,7 +13,7 @@ import { ChatModel } from "../../src/index.ts"
 import { Agent, type Delegation, Ensemble, Task, type TaskOutput } from "../../src/ensemble/index.ts"
 import { DurableEnsemble } from "../../src/durable/index.ts"
 import type { NotDurableChain } from "../../src/durable/DurableError.ts"
-import { childWorkflows } from "../../src/durable/internal/ensembleBodies.ts"
+import { childWorkflows } from "../../src/durable/internal/ensembleChildren.ts"
 import { makeHandlers, toolkit } from "../support/ensemble.ts"
 
 /** Replay-safe: each reply is chosen from the request (the agent's role, the tool results so far). */
@@ -39,6 +39,9 @@ const team = (workflow: "SEQUENTIAL" | "PARALLEL") =>
     return yield* Ensemble.make({ agents: [researcher, writer], tasks: [tides, moons, essay], workflow })
   })
 
+/** Only the idempotency key (parent and position or call) names a child execution; the rest of a payload does not. */
+const unused = { modelCalls: 0, delegations: 0, approved: [], completed: [] }
+
 const summary = (output: TaskOutput.TaskOutput) => ({ raw: output.raw, task: output.taskDescription, role: output.agentRole, tools: output.toolCallCount })
 
 describe("DurableEnsemble", () => {
@@ -62,7 +65,7 @@ describe("DurableEnsemble", () => {
           const parent = yield* Report.executionId(payload)
           const child = childWorkflows(`Report${workflow}`).task
           const children = yield* Effect.forEach([0, 1, 2], (index) =>
-            Effect.flatMap(child.executionId({ parent, index, inputs: {}, context: [] }), (id) =>
+            Effect.flatMap(child.executionId({ parent, index, inputs: {}, context: [], usage: unused }), (id) =>
               Effect.map(child.poll(id), (polled) => Option.isSome(polled) ? polled.value._tag : "not started")))
           return [first, again, children] as const
         }),
@@ -138,7 +141,7 @@ describe("DurableEnsemble", () => {
           const parent = yield* Managed.executionId({ id: "m1", inputs: {} })
           const child = childWorkflows("Managed").delegation
           const idOf = (parent: string, key: string) =>
-            child.executionId({ parent, key, inputs: {}, role: "", description: "", expectedOutput: "", context: [], depth: 0 })
+            child.executionId({ parent, key, inputs: {}, role: "", description: "", expectedOutput: "", context: [], depth: 0, usage: unused })
           const status = (id: string) => Effect.map(child.poll(id), (polled) => Option.isSome(polled) ? polled.value._tag : "not started")
           const d2 = yield* idOf(parent, "d2/1")
           // The manager's delegations are children of the parent; the writer's peer delegation, a child of its own.

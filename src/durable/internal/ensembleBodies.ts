@@ -13,16 +13,17 @@
  * runs — the manager's in the parent, a worker's in its child — are recorded
  * as in a durable chain. The delegation tools themselves run in the body
  * (the recorder passes them through), so the guard, the budget and the
- * delegation records they keep in memory are rebuilt by every replay. A
- * child brings back its output and the delegation records it made.
+ * delegation records they keep in memory are rebuilt by every replay; each
+ * body draws its delegation ids from a `Random` seeded with its execution
+ * id, so a replay draws the same ones. A child starts from its parent's
+ * usage of the budgets and constraints, and brings back its output, the
+ * delegation records it made and what it used (see `ensembleChildren.ts`).
  *
  * @internal
  */
-import { type Context, Effect, Schema } from "effect"
-import { Workflow } from "effect/workflow"
+import { type Context, Effect, Random } from "effect"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import { CurrentDurability } from "../../internal/durability.ts"
-import { DelegationRecord } from "../../ensemble/Delegation.ts"
 import type { Ensemble } from "../../ensemble/Ensemble.ts"
 import { type Delegations, delegateToolName, runAgent } from "../../ensemble/internal/delegation.ts"
 import { delegateTaskToolName } from "../../ensemble/internal/hierarchical.ts"
@@ -31,63 +32,22 @@ import { type ResolvedTask, TaskFailure } from "../../ensemble/internal/runTask.
 import { CurrentTaskRunner, type TaskRunner } from "../../ensemble/internal/taskRunner.ts"
 import { checkHandlers, checkRun, resolveAll } from "../../ensemble/internal/validate.ts"
 import * as Role from "../../ensemble/Role.ts"
-import { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import type { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { startFrom, type Usage, usageOf, used } from "../../ensemble/internal/usage.ts"
 import { versionOf } from "./body.ts"
+import {
+  asContext,
+  type Children,
+  type DelegationPayload,
+  failureOf,
+  type Inputs,
+  storedOutput,
+  TaskFailed,
+  type TaskPayload
+} from "./ensembleChildren.ts"
 import { names, recorder } from "./recorder.ts"
 
-/** @internal why a child workflow failed */
-export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", { reason: Schema.String }) {}
-
-const Inputs = Schema.Record(Schema.String, Schema.String)
-
-/** @internal what a task's child workflow is given */
-export const TaskPayload = Schema.Struct({
-  parent: Schema.String,
-  index: Schema.Int,
-  inputs: Inputs,
-  context: Schema.Array(TaskOutput)
-})
-
-/** @internal what a delegation's child workflow is given: the worker by role, the work as the delegator set it */
-export const DelegationPayload = Schema.Struct({
-  parent: Schema.String,
-  key: Schema.String,
-  inputs: Inputs,
-  role: Schema.String,
-  description: Schema.String,
-  expectedOutput: Schema.String,
-  taskIndex: Schema.optionalKey(Schema.Int),
-  context: Schema.Array(TaskOutput),
-  depth: Schema.Int
-})
-
-/** @internal what a child workflow brings back */
-export const TaskResult = Schema.Struct({
-  output: TaskOutput,
-  delegations: Schema.Array(DelegationRecord),
-  peerToolCalls: Schema.Int
-})
-
-/** @internal the child workflows of a durable ensemble named `name` */
-export const childWorkflows = (name: string) => ({
-  task: Workflow.make(`${name}/task`, {
-    payload: TaskPayload,
-    idempotencyKey: ({ index, parent }) => `${parent}/${index}`,
-    success: TaskResult,
-    error: TaskFailed
-  }),
-  delegation: Workflow.make(`${name}/delegation`, {
-    payload: DelegationPayload,
-    idempotencyKey: ({ key, parent }) => `${parent}/${key}`,
-    success: TaskResult,
-    error: TaskFailed
-  })
-})
-
-type Children = ReturnType<typeof childWorkflows>
 type Engine = WorkflowEngine | WorkflowInstance
-
-const failure = (failed: TaskFailed) => new TaskFailure(failed.reason)
 
 /**
  * Where the work of the execution `executionId` runs: each task and each
@@ -98,9 +58,12 @@ const failure = (failed: TaskFailed) => new TaskFailure(failed.reason)
 const runnerOf = (children: Children, executionId: string, inputs: typeof Inputs.Type, services: Context.Context<Engine>): TaskRunner => {
   const runs = new Map<string, number>()
   return {
-    run: (index, _task, context) =>
-      children.task.execute({ parent: executionId, index, inputs, context }).pipe(Effect.provideContext(services), Effect.mapError(failure)),
-    delegate: ({ callId, context, depth, taskIndex, work }) => {
+    run: (index, _task, context, usage) =>
+      children.task.execute({ parent: executionId, index, inputs, context: asContext(context), usage }).pipe(
+        Effect.provideContext(services),
+        Effect.mapError(failureOf)
+      ),
+    delegate: ({ callId, context, depth, taskIndex, work }, usage) => {
       const n = (runs.get(callId) ?? 0) + 1
       runs.set(callId, n)
       return children.delegation.execute({
@@ -111,9 +74,10 @@ const runnerOf = (children: Children, executionId: string, inputs: typeof Inputs
         description: work.description,
         expectedOutput: work.expectedOutput,
         ...(taskIndex === undefined ? {} : { taskIndex }),
-        context,
-        depth
-      }).pipe(Effect.provideContext(services), Effect.mapError(failure))
+        context: asContext(context),
+        depth,
+        usage
+      }).pipe(Effect.provideContext(services), Effect.mapError(failureOf))
     }
   }
 }
@@ -126,13 +90,17 @@ const delegationTools = (ensemble: Ensemble<unknown>): ReadonlySet<string> =>
   ])
 
 /** Runs `body` with every model call and handler run recorded, and work elsewhere run by `runner`. */
-const recorded = <A, E, R>(ensemble: Ensemble<unknown>, version: number, runner: TaskRunner, body: Effect.Effect<A, E, R>) =>
+const recorded = <A, E, R>(ensemble: Ensemble<unknown>, version: number, executionId: string, runner: TaskRunner, body: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<Engine>()
     const next = names(yield* versionOf(version))
     const tools = { transactional: new Set<string>(), passThrough: delegationTools(ensemble) }
     const durability = recorder(next, tools, Effect.succeed(false), (effect) => Effect.provideContext(effect, services))
-    return yield* body.pipe(Effect.provideService(CurrentDurability, durability), Effect.provideService(CurrentTaskRunner, runner))
+    return yield* body.pipe(
+      Effect.provideService(CurrentDurability, durability),
+      Effect.provideService(CurrentTaskRunner, runner),
+      Random.withSeed(executionId)
+    )
   })
 
 /** @internal the parent's body: the ensemble's run, its tasks and delegations child workflows */
@@ -142,7 +110,7 @@ export const parentBody = (ensemble: Ensemble<unknown>, children: Children, vers
     const runner = runnerOf(children, executionId, payload.inputs, yield* Effect.context<Engine>())
     // Only a HIERARCHICAL parent calls a model (its manager's); the others keep the history they had.
     return yield* ensemble.workflow === "HIERARCHICAL"
-      ? recorded(ensemble, version, runner, run(ensemble, payload.inputs))
+      ? recorded(ensemble, version, executionId, runner, run(ensemble, payload.inputs))
       : Effect.provideService(run(ensemble, payload.inputs), CurrentTaskRunner, runner)
   })
 
@@ -156,39 +124,55 @@ const prepared = (ensemble: Ensemble<unknown>, inputs: typeof Inputs.Type) =>
     return { d, tasks: checked.ensemble.tasks.map((task) => resolved.get(task)!) }
   })
 
-/** One worker's run in a child: its agent with its model calls and handler runs recorded, its own delegations children. */
+/** What a child's worker does: its task, the outputs it is given, its depth. */
+type Work = { readonly task: ResolvedTask; readonly context: ReadonlyArray<TaskOutput>; readonly depth: number }
+
+/**
+ * One worker's run in a child, from the parent's `usage`: its agent with its
+ * model calls and handler runs recorded, its own delegations children. Its
+ * structured output is kept as its JSON encoding (what a durable ensemble gives).
+ */
 const worker = (
   ensemble: Ensemble<unknown>,
   version: number,
   children: Children,
   executionId: string,
-  inputs: typeof Inputs.Type,
-  work: (d: Delegations, tasks: ReadonlyArray<ResolvedTask>) => Effect.Effect<{ task: ResolvedTask; context: ReadonlyArray<TaskOutput>; depth: number }, TaskFailed>
-) =>
-  Effect.gen(function*() {
-    const runner = runnerOf(children, executionId, inputs, yield* Effect.context<Engine>())
+  payload: { readonly inputs: typeof Inputs.Type; readonly usage: Usage },
+  work: (d: Delegations, tasks: ReadonlyArray<ResolvedTask>) => Effect.Effect<Work, TaskFailed>
+) => {
+  let shared: Delegations | undefined
+  return Effect.gen(function*() {
+    const runner = runnerOf(children, executionId, payload.inputs, yield* Effect.context<Engine>())
     // Prepared inside: the run's shared services (`d.services`) keep the durability and the runner.
     return yield* recorded(
       ensemble,
       version,
+      executionId,
       runner,
       Effect.gen(function*() {
-        const { d, tasks } = yield* prepared(ensemble, inputs)
+        const { d, tasks } = yield* prepared(ensemble, payload.inputs)
+        shared = d
+        startFrom(d, payload.usage)
         const { context, depth, task } = yield* work(d, tasks)
-        const output = yield* runAgent(d, task, context, depth).pipe(Effect.provide(d.services))
-        return { output, delegations: [...d.records], peerToolCalls: d.counters.peerToolCalls }
+        const made = yield* runAgent(d, task, context, depth).pipe(Effect.provide(d.services))
+        const output = yield* storedOutput(made, task.outputType)
+        return { output, delegations: [...d.records], peerToolCalls: d.counters.peerToolCalls, usage: used(payload.usage, usageOf(d)) }
       })
     )
   }).pipe(
     Effect.scoped,
-    Effect.mapError((error) =>
-      error instanceof TaskFailed ? error : new TaskFailed({ reason: error instanceof TaskFailure ? error.reason : error.message }))
+    Effect.mapError((error) => {
+      if (error instanceof TaskFailed) return error
+      const reason = error instanceof TaskFailure ? error.reason : error.message
+      return new TaskFailed(shared === undefined ? { reason } : { reason, usage: used(payload.usage, usageOf(shared)) })
+    })
   )
+}
 
 /** @internal a task's body: the task by its agent */
 export const taskBody = (ensemble: Ensemble<unknown>, children: Children, version: number) =>
 (payload: typeof TaskPayload.Type, executionId: string) =>
-  worker(ensemble, version, children, executionId, payload.inputs, (_d, tasks) => {
+  worker(ensemble, version, children, executionId, payload, (_d, tasks) => {
     const task = tasks[payload.index]
     return task === undefined
       ? Effect.fail(new TaskFailed({ reason: `the ensemble has no task at position ${payload.index}` }))
@@ -198,7 +182,7 @@ export const taskBody = (ensemble: Ensemble<unknown>, children: Children, versio
 /** @internal a delegation's body: the worker the delegator chose, on the work it was given (a numbered task keeps its settings) */
 export const delegationBody = (ensemble: Ensemble<unknown>, children: Children, version: number) =>
 (payload: typeof DelegationPayload.Type, executionId: string) =>
-  worker(ensemble, version, children, executionId, payload.inputs, (d, tasks) => {
+  worker(ensemble, version, children, executionId, payload, (d, tasks) => {
     const agent = d.agents.find((candidate) => Role.same(candidate.role, payload.role))
     if (agent === undefined) return Effect.fail(new TaskFailed({ reason: `the ensemble has no agent with role '${payload.role}'` }))
     const planned = payload.taskIndex === undefined ? undefined : tasks[payload.taskIndex]

@@ -14,6 +14,7 @@ import type { DelegationRecord } from "../Delegation.ts"
 import { BudgetExceededError } from "../EnsembleError.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
+import type { Durability } from "../../internal/durability.ts"
 
 /** @internal which budget a run used up */
 export type Kind = "maxModelCalls" | "maxDelegations"
@@ -77,6 +78,24 @@ export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel[
     stream: (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
   }
 }
+
+/**
+ * @internal `durability` that takes each model call it replays (returns
+ * recorded, without making it) from the budget, as the call was taken when
+ * it was made: a replay rebuilds the budget's counts, refusals included
+ */
+export const replayed = (budget: Budget, durability: Durability): Durability => ({
+  ...durability,
+  modelCall: (call) =>
+    Effect.suspend(() => {
+      let made = false
+      const making = Effect.suspend(() => {
+        made = true
+        return call
+      })
+      return Effect.ensuring(durability.modelCall(making), Effect.sync(() => made || takeModelCall(budget)))
+    })
+})
 
 /** @internal the run's error once a budget ran out */
 export const exceededError = (

@@ -23,7 +23,7 @@ import { type Budget, refusal, takeDelegation } from "./budget.ts"
 import type { Guard } from "./guard.ts"
 import { recordFailure, recordSuccess, request, started_, uuid } from "./delegationRecords.ts"
 import { type ModelCache, type ResolvedTask, TaskFailure, runTask } from "./runTask.ts"
-import { CurrentTaskRunner, type DelegatedWork } from "./taskRunner.ts"
+import { CurrentTaskRunner, type DelegatedWork, remotely } from "./taskRunner.ts"
 
 /** @internal what one run's delegations share */
 export interface Delegations {
@@ -196,11 +196,7 @@ const runWorker = (d: Delegations, job: Job): Effect.Effect<TaskOutput, TaskFail
     if (runner === undefined) return runAgent(d, job.work, job.context, job.depth)
     const callId = job.callId
     if (callId === undefined) return Effect.fail(new TaskFailure("a durable delegation needs the id of the tool call that asked for it"))
-    return Effect.map(runner.delegate({ ...job, callId }), (remote) => {
-      d.records.push(...remote.delegations)
-      d.counters.peerToolCalls += remote.peerToolCalls
-      return remote.output
-    })
+    return remotely(d, (usage) => runner.delegate({ ...job, callId }, usage))
   })
 
 const runApproved = (

@@ -24,6 +24,16 @@ export interface Guard {
   readonly complete: (worker: Agent.Any) => void
   /** The required workers the manager has not delegated to (as configured). */
   readonly missing: () => ReadonlyArray<string>
+  /** What the guard has counted: approvals per worker (by role key) and the workers whose delegation completed. */
+  readonly counts: () => GuardCounts
+  /** Adds counts made elsewhere (a durable ensemble's child workflow) to this guard's. */
+  readonly add: (counts: GuardCounts) => void
+}
+
+/** @internal what a guard has counted, as data */
+export interface GuardCounts {
+  readonly approved: ReadonlyArray<readonly [string, number]>
+  readonly completed: ReadonlyArray<string>
 }
 
 /** @internal the guard of a run without constraints */
@@ -31,7 +41,9 @@ export const open: Guard = {
   refuse: () => undefined,
   approve: () => {},
   complete: () => {},
-  missing: () => []
+  missing: () => [],
+  counts: () => ({ approved: [], completed: [] }),
+  add: () => {}
 }
 
 /** @internal a fresh guard for one HIERARCHICAL run */
@@ -76,6 +88,14 @@ export const make = (constraints: HierarchicalConstraints): Guard => {
     complete: (worker) => {
       completed.add(Role.key(worker.role))
     },
-    missing: () => (constraints.requiredWorkers ?? []).filter((role) => !completed.has(Role.key(role)))
+    missing: () => (constraints.requiredWorkers ?? []).filter((role) => !completed.has(Role.key(role))),
+    counts: () => ({ approved: [...approved], completed: [...completed] }),
+    add: (counts) => {
+      for (const [key, n] of counts.approved) {
+        approved.set(key, (approved.get(key) ?? 0) + n)
+        approvedTotal += n
+      }
+      for (const key of counts.completed) completed.add(key)
+    }
   }
 }

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Clock, Effect, type Layer, Schema } from "effect"
+import { Clock, DateTime, Effect, type Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
@@ -91,7 +91,7 @@ const managerTask = (tasks: ReadonlyArray<PlannedTask>, manager: Agent.Any): Res
 interface Progress {
   /** Every worker output, in completion order. */
   readonly workerOutputs: Array<TaskOutput>
-  /** The latest output of each task of the list, by position. */
+  /** The latest output (by completion) of each task of the list, by position. */
   readonly taskOutputs: Map<number, TaskOutput>
 }
 
@@ -114,11 +114,11 @@ export const hierarchical = (
           taskDescription: "Hierarchical workflow manager",
           agentRole: managerRole,
           reason: `Hierarchical workflow manager failed: ${failure.reason}`,
-          completedOutputs: [...workerOutputs]
+          completedOutputs: inCompletionOrder(workerOutputs)
         })
       )
     )
-    const outputs = [...workerOutputs, managerOutput]
+    const outputs = [...inCompletionOrder(workerOutputs), managerOutput]
     const violations = d.guard.missing().map((role) => `Required worker '${role}' was not delegated to during this run.`)
     if (violations.length > 0) return yield* new ConstraintViolationError({ violations, completedOutputs: outputs })
     return outputs
@@ -169,10 +169,24 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
       return yield* runDelegated(d, base, job, started, `Worker '${worker.role}' failed`, (output) => {
         d.guard.complete(worker)
         progress.workerOutputs.push(output)
-        if (number !== undefined) progress.taskOutputs.set(number - 1, output)
+        const latest = number === undefined ? undefined : progress.taskOutputs.get(number - 1)
+        if (number !== undefined && (latest === undefined || !completedBefore(output, latest))) progress.taskOutputs.set(number - 1, output)
       })
     })
 }
+
+const completedBefore = (a: TaskOutput, b: TaskOutput): boolean =>
+  DateTime.toEpochMillis(a.completedAt) < DateTime.toEpochMillis(b.completedAt)
+
+/**
+ * Worker outputs by when they completed (ties in the order they arrived): the
+ * order the delegations ended, also when a durable run replays them, where
+ * children that ended long ago arrive in the order they are asked for.
+ */
+const inCompletionOrder = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<TaskOutput> =>
+  outputs.map((output, index) => ({ output, index }))
+    .sort((a, b) => DateTime.toEpochMillis(a.output.completedAt) - DateTime.toEpochMillis(b.output.completedAt) || a.index - b.index)
+    .map(({ output }) => output)
 
 /** What a worker is given: a numbered task keeps its settings, an unnumbered one is ad hoc. */
 const workerTask = (description: string, worker: Agent.Any, planned: PlannedTask | undefined): ResolvedTask =>

@@ -9,6 +9,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
 import { ChatModel } from "../../ChatModel.ts"
+import { CurrentDurability } from "../../internal/durability.ts"
 import * as Budget from "./budget.ts"
 import { type Delegations, runAgent } from "./delegation.ts"
 import type { Fields } from "./ensemble.ts"
@@ -17,7 +18,7 @@ import { hierarchical } from "./hierarchical.ts"
 import { parallel } from "./parallel.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 import { sequential } from "./sequential.ts"
-import { CurrentTaskRunner, type TaskRunner } from "./taskRunner.ts"
+import { CurrentTaskRunner, remotely, type TaskRunner } from "./taskRunner.ts"
 import { checkHandlers, checkRun, resolveAll } from "./validate.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import {
@@ -65,11 +66,7 @@ const rootRunner = (d: Delegations, tasks: ReadonlyArray<ResolvedTask>, runner: 
   if (runner === undefined) return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
   const position = new Map(tasks.map((task, index) => [task, index]))
   return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) =>
-    Effect.map(runner.run(position.get(task) ?? -1, task, context), (remote) => {
-      d.records.push(...remote.delegations)
-      d.counters.peerToolCalls += remote.peerToolCalls
-      return remote.output
-    })
+    remotely(d, (usage) => runner.run(position.get(task) ?? -1, task, context, usage))
 }
 
 type RunError = TaskExecutionError | ParallelExecutionError | ConstraintViolationError
@@ -128,11 +125,13 @@ export const prepare = (ensemble: Fields): Effect.Effect<Delegations, never, Cha
     const context = yield* Effect.context<ChatModel>()
     // Without an ensemble ChatModel (every agent brings its own), there is nothing to count.
     const services = Option.isSome(Context.getOption(context, ChatModel)) ? counted(context) : context
+    // Inside a durable body, the model calls it replays are counted too.
+    const durability = yield* CurrentDurability
     return {
       agents: ensemble.agents,
       maxDepth: ensemble.maxDelegationDepth,
       records: [],
-      services,
+      services: durability === undefined ? services : Context.add(services, CurrentDurability, Budget.replayed(budget, durability)),
       models,
       verbose: ensemble.verbose,
       counters: { peerToolCalls: 0 },

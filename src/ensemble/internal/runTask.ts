@@ -11,6 +11,7 @@ import { Tool } from "effect/ai"
 import type { Toolkit } from "effect/ai"
 import * as Chain from "../../Chain.ts"
 import { ChatModel } from "../../ChatModel.ts"
+import type { Usage } from "./usage.ts"
 import * as Mode from "../../Mode.ts"
 import type { Any as AnyAgent } from "../Agent.ts"
 import * as AgentPrompt from "../AgentPrompt.ts"
@@ -33,11 +34,13 @@ export interface ResolvedTask {
 /** @internal the JSON Schema an agent is shown for a task's `outputType` */
 export const jsonSchemaOf = (outputType: Schema.Codec<unknown, unknown>): unknown => Tool.getJsonSchemaFromSchema(outputType)
 
-/** @internal why a task failed */
+/** @internal why a task failed; from a durable ensemble's child, with what the child used of the run's budgets and constraints */
 export class TaskFailure {
   readonly reason: string
-  constructor(reason: string) {
+  readonly usage: Usage | undefined
+  constructor(reason: string, usage?: Usage) {
     this.reason = reason
+    this.usage = usage
   }
 }
 

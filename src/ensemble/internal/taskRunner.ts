@@ -7,11 +7,14 @@
  *
  * @internal
  */
-import { Context, type Effect } from "effect"
+import { Context, Effect } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
 import type { DelegationRecord } from "../Delegation.ts"
+import type { Budget } from "./budget.ts"
+import type { Guard } from "./guard.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
+import { addUsed, type Usage, usageOf } from "./usage.ts"
 
 /** @internal what work run elsewhere brings back besides its output */
 export interface RemoteTask {
@@ -20,6 +23,8 @@ export interface RemoteTask {
   readonly delegations: ReadonlyArray<DelegationRecord>
   /** Tool calls of agents it reached through peer delegation. */
   readonly peerToolCalls: number
+  /** What the work used of the run's budgets and constraints (from the usage it was given). */
+  readonly usage: Usage
 }
 
 /** @internal an approved delegation's work, as a worker elsewhere is given it */
@@ -35,17 +40,55 @@ export interface DelegatedWork {
 
 /** @internal */
 export interface TaskRunner {
-  /** Runs the ensemble's `index`-th task (`task`, templates filled) with the outputs it depends on. */
+  /**
+   * Runs the ensemble's `index`-th task (`task`, templates filled) with the
+   * outputs it depends on, starting from the run's `usage` of its budgets.
+   */
   readonly run: (
     index: number,
     task: ResolvedTask,
-    context: ReadonlyArray<TaskOutput>
+    context: ReadonlyArray<TaskOutput>,
+    usage: Usage
   ) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
   /** Runs an approved delegation's worker. */
-  readonly delegate: (delegated: DelegatedWork) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
+  readonly delegate: (delegated: DelegatedWork, usage: Usage) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
 }
 
 /** @internal */
 export const CurrentTaskRunner = Context.Reference<TaskRunner | undefined>("loopwork/ensemble/TaskRunner", {
   defaultValue: () => undefined
 })
+
+/** @internal what work run elsewhere adds to: the run's budgets, guard, records and counters */
+export interface Shared {
+  readonly budget: Budget
+  readonly guard: Guard
+  readonly records: Array<DelegationRecord>
+  readonly counters: { peerToolCalls: number }
+}
+
+/**
+ * Runs work elsewhere (`start`, given the run's usage so far), then adds to
+ * the run what it used and the delegations it made — what it used also when
+ * it failed.
+ *
+ * @internal
+ */
+export const remotely = <R>(
+  d: Shared,
+  start: (usage: Usage) => Effect.Effect<RemoteTask, TaskFailure, R>
+): Effect.Effect<TaskOutput, TaskFailure, R> =>
+  Effect.suspend(() =>
+    Effect.matchEffect(start(usageOf(d)), {
+      onFailure: (failure) => {
+        if (failure.usage !== undefined) addUsed(d, failure.usage)
+        return Effect.fail(failure)
+      },
+      onSuccess: (remote) => {
+        addUsed(d, remote.usage)
+        d.records.push(...remote.delegations)
+        d.counters.peerToolCalls += remote.peerToolCalls
+        return Effect.succeed(remote.output)
+      }
+    })
+  )

@@ -1,0 +1,97 @@
+/**
+ * The child workflows of a durable ensemble and what crosses their
+ * boundary, as Schema data: what a task's or a delegation's child is given
+ * (the parent's usage of its budgets among it) and what it brings back (its
+ * output, the delegations it made, what it used). A structured output
+ * crosses as its `outputType`'s JSON encoding, and a durable ensemble gives
+ * it so (a workflow's result is stored as JSON); outputs given as context
+ * cross without it (the prompt shows their text).
+ *
+ * @internal
+ */
+import { Effect, Schema } from "effect"
+import { Workflow } from "effect/workflow"
+import { DelegationRecord } from "../../ensemble/Delegation.ts"
+import { TaskFailure } from "../../ensemble/internal/runTask.ts"
+import { Usage } from "../../ensemble/internal/usage.ts"
+import { TaskOutput } from "../../ensemble/TaskOutput.ts"
+
+/** @internal why a child workflow failed */
+export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
+  reason: Schema.String,
+  usage: Schema.optionalKey(Usage)
+}) {}
+
+/** @internal the ensemble's template inputs */
+export const Inputs = Schema.Record(Schema.String, Schema.String)
+
+/** @internal what a task's child workflow is given */
+export const TaskPayload = Schema.Struct({
+  parent: Schema.String,
+  index: Schema.Int,
+  inputs: Inputs,
+  context: Schema.Array(TaskOutput),
+  usage: Usage
+})
+
+/** @internal what a delegation's child workflow is given: the worker by role, the work as the delegator set it */
+export const DelegationPayload = Schema.Struct({
+  parent: Schema.String,
+  key: Schema.String,
+  inputs: Inputs,
+  role: Schema.String,
+  description: Schema.String,
+  expectedOutput: Schema.String,
+  taskIndex: Schema.optionalKey(Schema.Int),
+  context: Schema.Array(TaskOutput),
+  depth: Schema.Int,
+  usage: Usage
+})
+
+/** @internal what a child workflow brings back */
+export const TaskResult = Schema.Struct({
+  output: TaskOutput,
+  delegations: Schema.Array(DelegationRecord),
+  peerToolCalls: Schema.Int,
+  usage: Usage
+})
+
+/** @internal the child workflows of a durable ensemble named `name` */
+export const childWorkflows = (name: string) => ({
+  task: Workflow.make(`${name}/task`, {
+    payload: TaskPayload,
+    idempotencyKey: ({ index, parent }) => `${parent}/${index}`,
+    success: TaskResult,
+    error: TaskFailed
+  }),
+  delegation: Workflow.make(`${name}/delegation`, {
+    payload: DelegationPayload,
+    idempotencyKey: ({ key, parent }) => `${parent}/${key}`,
+    success: TaskResult,
+    error: TaskFailed
+  })
+})
+
+/** @internal the child workflows of a durable ensemble */
+export type Children = ReturnType<typeof childWorkflows>
+
+type OutputType = Schema.Codec<unknown, unknown> | undefined
+
+const unstorable = (error: unknown) =>
+  new TaskFailure(`the task's structured output does not encode to JSON with its outputType: ${String(error)}`)
+
+/** @internal `output` as a child keeps it: its structured output encoded to JSON with `outputType` */
+export const storedOutput = (output: TaskOutput, outputType: OutputType): Effect.Effect<TaskOutput, TaskFailure> =>
+  outputType === undefined || !Object.hasOwn(output, "parsedOutput")
+    ? Effect.succeed(output)
+    : Effect.mapBoth(Schema.encodeUnknownEffect(Schema.toCodecJson(outputType))(output.parsedOutput), {
+      onFailure: unstorable,
+      onSuccess: (json) => ({ ...output, parsedOutput: json })
+    })
+
+/** @internal outputs given to a child as context: their text, without their structured output */
+export const asContext = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<TaskOutput> =>
+  outputs.map(({ parsedOutput: _, ...text }) => text)
+
+/** @internal a child's failure as the ensemble's: its reason and what it used */
+export const failureOf = (failed: TaskFailed): TaskFailure => new TaskFailure(failed.reason, failed.usage)
