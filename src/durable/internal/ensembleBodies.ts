@@ -45,7 +45,7 @@ import {
   TaskFailed,
   type TaskPayload
 } from "./ensembleChildren.ts"
-import { names, recorder } from "./recorder.ts"
+import { names, recorder, runCount } from "./recorder.ts"
 
 type Engine = WorkflowEngine | WorkflowInstance
 
@@ -56,19 +56,17 @@ type Engine = WorkflowEngine | WorkflowInstance
  * again), so a replay meets the same keys.
  */
 const runnerOf = (children: Children, executionId: string, inputs: typeof Inputs.Type, services: Context.Context<Engine>): TaskRunner => {
-  const runs = new Map<string, number>()
+  const nth = runCount()
   return {
     run: (index, _task, context, usage) =>
       children.task.execute({ parent: executionId, index, inputs, context: asContext(context), usage }).pipe(
         Effect.provideContext(services),
         Effect.mapError(failureOf)
       ),
-    delegate: ({ callId, context, depth, taskIndex, work }, usage) => {
-      const n = (runs.get(callId) ?? 0) + 1
-      runs.set(callId, n)
-      return children.delegation.execute({
+    delegate: ({ callId, context, depth, taskIndex, work }, usage) =>
+      children.delegation.execute({
         parent: executionId,
-        key: `${callId}/${n}`,
+        key: `${callId}/${nth(callId)}`,
         inputs,
         role: work.agent.role,
         description: work.description,
@@ -78,7 +76,6 @@ const runnerOf = (children: Children, executionId: string, inputs: typeof Inputs
         depth,
         usage
       }).pipe(Effect.provideContext(services), Effect.mapError(failureOf))
-    }
   }
 }
 
@@ -139,9 +136,8 @@ const worker = (
   executionId: string,
   payload: { readonly inputs: typeof Inputs.Type; readonly usage: Usage },
   work: (d: Delegations, tasks: ReadonlyArray<ResolvedTask>) => Effect.Effect<Work, TaskFailed>
-) => {
-  let shared: Delegations | undefined
-  return Effect.gen(function*() {
+) =>
+  Effect.gen(function*() {
     const runner = runnerOf(children, executionId, payload.inputs, yield* Effect.context<Engine>())
     // Prepared inside: the run's shared services (`d.services`) keep the durability and the runner.
     return yield* recorded(
@@ -151,22 +147,23 @@ const worker = (
       runner,
       Effect.gen(function*() {
         const { d, tasks } = yield* prepared(ensemble, payload.inputs)
-        shared = d
         startFrom(d, payload.usage)
-        const { context, depth, task } = yield* work(d, tasks)
-        const made = yield* runAgent(d, task, context, depth).pipe(Effect.provide(d.services))
-        const output = yield* storedOutput(made, task.outputType)
-        return { output, delegations: [...d.records], peerToolCalls: d.counters.peerToolCalls, usage: used(payload.usage, usageOf(d)) }
+        const usage = () => used(payload.usage, usageOf(d))
+        return yield* Effect.gen(function*() {
+          const { context, depth, task } = yield* work(d, tasks)
+          const made = yield* runAgent(d, task, context, depth).pipe(Effect.provide(d.services))
+          const output = yield* storedOutput(made, task.outputType)
+          return { output, delegations: [...d.records], peerToolCalls: d.counters.peerToolCalls, usage: usage() }
+        }).pipe(Effect.mapError((error) => failed(error, usage())))
       })
     )
-  }).pipe(
-    Effect.scoped,
-    Effect.mapError((error) => {
-      if (error instanceof TaskFailed) return error
-      const reason = error instanceof TaskFailure ? error.reason : error.message
-      return new TaskFailed(shared === undefined ? { reason } : { reason, usage: used(payload.usage, usageOf(shared)) })
-    })
-  )
+  }).pipe(Effect.scoped, Effect.mapError((error) => failed(error, undefined)))
+
+/** A child's failure, with what it used once it had started. */
+const failed = (error: TaskFailed | TaskFailure | { readonly message: string }, usage: Usage | undefined): TaskFailed => {
+  if (error instanceof TaskFailed) return error
+  const reason = error instanceof TaskFailure ? error.reason : error.message
+  return new TaskFailed(usage === undefined ? { reason } : { reason, usage })
 }
 
 /** @internal a task's body: the task by its agent */

@@ -58,17 +58,26 @@ export interface Names {
   readonly wait: (callId: string) => string
 }
 
+/**
+ * @internal a fresh count of the runs of each call in one run of a body:
+ * `1` for a call's first run, `2` when it runs again (a repaired call)
+ */
+export const runCount = (): (callId: string) => number => {
+  const runs = new Map<string, number>()
+  return (callId) => {
+    const n = (runs.get(callId) ?? 0) + 1
+    runs.set(callId, n)
+    return n
+  }
+}
+
 /** @internal fresh names for one run of a body */
 export const names = (version: number): Names => {
   let models = 0
-  const runs = new Map<string, number>()
+  const nth = runCount()
   return {
     model: () => `v${version}/model/${++models}`,
-    tool: (callId) => {
-      const n = (runs.get(callId) ?? 0) + 1
-      runs.set(callId, n)
-      return `v${version}/tool/${callId}/${n}`
-    },
+    tool: (callId) => `v${version}/tool/${callId}/${nth(callId)}`,
     wait: (callId) => `v${version}/wait/${callId}`
   }
 }

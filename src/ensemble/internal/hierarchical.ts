@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Clock, DateTime, Effect, type Layer, Schema } from "effect"
+import { Clock, DateTime, Effect, type Layer, Order, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
@@ -89,7 +89,7 @@ const managerTask = (tasks: ReadonlyArray<PlannedTask>, manager: Agent.Any): Res
 
 /** What the manager's delegations have produced so far. */
 interface Progress {
-  /** Every worker output, in completion order. */
+  /** Every worker output, in the order they arrived. */
   readonly workerOutputs: Array<TaskOutput>
   /** The latest output (by completion) of each task of the list, by position. */
   readonly taskOutputs: Map<number, TaskOutput>
@@ -170,23 +170,21 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
         d.guard.complete(worker)
         progress.workerOutputs.push(output)
         const latest = number === undefined ? undefined : progress.taskOutputs.get(number - 1)
-        if (number !== undefined && (latest === undefined || !completedBefore(output, latest))) progress.taskOutputs.set(number - 1, output)
+        if (number !== undefined && (latest === undefined || !DateTime.isLessThan(output.completedAt, latest.completedAt))) {
+          progress.taskOutputs.set(number - 1, output)
+        }
       })
     })
 }
 
-const completedBefore = (a: TaskOutput, b: TaskOutput): boolean =>
-  DateTime.toEpochMillis(a.completedAt) < DateTime.toEpochMillis(b.completedAt)
-
 /**
- * Worker outputs by when they completed (ties in the order they arrived): the
- * order the delegations ended, also when a durable run replays them, where
- * children that ended long ago arrive in the order they are asked for.
+ * Worker outputs by when they completed (the sort is stable: ties keep the
+ * order they arrived in): the order the delegations ended, also when a
+ * durable run replays them, where children that ended long ago arrive in
+ * the order they are asked for.
  */
-const inCompletionOrder = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<TaskOutput> =>
-  outputs.map((output, index) => ({ output, index }))
-    .sort((a, b) => DateTime.toEpochMillis(a.output.completedAt) - DateTime.toEpochMillis(b.output.completedAt) || a.index - b.index)
-    .map(({ output }) => output)
+const byCompletion: Order.Order<TaskOutput> = Order.mapInput(DateTime.Order, (output: TaskOutput) => output.completedAt)
+const inCompletionOrder = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<TaskOutput> => [...outputs].sort(byCompletion)
 
 /** What a worker is given: a numbered task keeps its settings, an unnumbered one is ad hoc. */
 const workerTask = (description: string, worker: Agent.Any, planned: PlannedTask | undefined): ResolvedTask =>
