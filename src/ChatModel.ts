@@ -24,6 +24,7 @@ export {
   type ChatModelError,
   type GenerateRequest,
   type ModelInfo,
+  type ResponseFormat,
   type ToolChoice
 } from "./internal/chatModel.ts"
 export { layerLanguageModel } from "./internal/languageModel.ts"

@@ -18,6 +18,9 @@ import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
 import { describeValue, headStack, hide, printed } from "./internal/errorText.ts"
 import { redactSecrets } from "./internal/redact.ts"
+import { OutputInvalid } from "./internal/structured/outputInvalid.ts"
+
+export { OutputInvalid }
 
 /**
  * The model port failed to produce a turn (network, provider or decoding
@@ -457,6 +460,7 @@ const isStepFailure = (u: unknown): u is StepFailure =>
  *     case "ToolCallFailed":
  *     case "PolicyFailed":
  *     case "ModeDidNotFinish":
+ *     case "OutputInvalid":
  *     case "ScriptExhausted":
  *     case "StepFailed":
  *       return false
@@ -477,6 +481,7 @@ export type Reason =
   | ToolCallFailed
   | PolicyFailed
   | ModeDidNotFinish
+  | OutputInvalid
   | StepFailed
 
 const reasons = [
@@ -487,7 +492,8 @@ const reasons = [
   InvalidInput,
   ToolCallFailed,
   PolicyFailed,
-  ModeDidNotFinish
+  ModeDidNotFinish,
+  OutputInvalid
 ] as const
 
 /**

@@ -170,10 +170,13 @@ export class Ok<Reason extends OkReason = OkReason, T extends Tools = {}> {
   readonly chain: Chain<T>
   readonly reason: Reason
   readonly extra: OkExtra[Reason]
-  constructor(chain: Chain<T>, reason: Reason, extra?: OkExtra[Reason]) {
+  /** The decoded answer of a run with an `output` Schema (`StructuredOutput`); `undefined` otherwise. */
+  readonly output: unknown
+  constructor(chain: Chain<T>, reason: Reason, extra?: OkExtra[Reason], output?: unknown) {
     this.chain = chain
     this.reason = reason
     this.extra = extra as OkExtra[Reason]
+    this.output = output
   }
 }
 

@@ -36,6 +36,8 @@ export * as ReturnBehavior from "./ReturnBehavior.ts"
 export * as Step from "./Step.ts"
 /** The caller's signal to pause a running chain at a clean point. @since 0.1.0 */
 export * as StopSignal from "./StopSignal.ts"
+/** A run that ends in a typed value: the `output` option, its strategies and OpenAI's strict JSON Schema form. @since 0.3.0 */
+export * as StructuredOutput from "./StructuredOutput.ts"
 /** Tool calls and tool results as data. @since 0.1.0 */
 export * as ToolCall from "./ToolCall.ts"
 /** Policies for failed tool calls: feed back, fail, or repair. @since 0.1.0 */

@@ -77,6 +77,7 @@ const exhaustive = (reason: LoopError.Reason): string => {
     case "ToolCallFailed":
     case "PolicyFailed":
     case "ModeDidNotFinish":
+    case "OutputInvalid":
       return reason._tag
     case "StepFailed":
       return `StepFailed(${reason.failure._tag})`

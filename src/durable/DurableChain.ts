@@ -42,7 +42,8 @@ import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
  * runs do: an execution keeps the version it started under, so a run in
  * flight during the deploy replays its history under its own activity
  * names), and any
- * `Chain.run` option (a `stop` signal is refused: use {@link stop}).
+ * `Chain.run` option (a `stop` signal is refused: use {@link stop}; so is an
+ * `output` Schema, not yet durable).
  *
  * @example
  * ```ts
@@ -66,7 +67,7 @@ import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
  * @since 0.1.0
  */
 export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any>, R = ChatModel> =
-  & Omit<RunOptions<R>, "stop">
+  & Omit<RunOptions<R>, "stop" | "output">
   & {
     readonly input: Input
     readonly idempotencyKey: (input: Input["Type"]) => string
@@ -132,6 +133,9 @@ export const workflow = <
   const { chain, idempotencyKey, input, toolkit, transactional, version, ...run } = options
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
     throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
+  }
+  if ((run as { readonly output?: unknown }).output !== undefined) {
+    throw new InvalidInput({ field: "output", rule: "durable runs do not take an output Schema yet: decode the result's chain", value: "(a Schema)" })
   }
   if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
     throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })

@@ -6,6 +6,7 @@
  */
 import { Context } from "effect"
 import type { Effect, Stream } from "effect"
+import type { JsonSchema } from "effect"
 import type { LanguageModel, Prompt, Response, Tool } from "effect/ai"
 import type { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 
@@ -42,6 +43,36 @@ export interface GenerateRequest {
   readonly prompt: Prompt.Prompt
   readonly tools: ReadonlyArray<Tool.Any>
   readonly toolChoice: ToolChoice
+  /**
+   * Present when the run asks for its answer as JSON matching a Schema in
+   * the provider's own JSON mode (`StructuredOutput` with the `"native"`
+   * strategy). A model that has no such mode ignores it; the run still
+   * decodes and, on a mismatch, asks again.
+   */
+  readonly responseFormat?: ResponseFormat | undefined
+}
+
+/**
+ * The JSON answer a request asks for: the JSON Schema of the run's output,
+ * a name for it, and a description.
+ *
+ * @example
+ * ```ts
+ * import { ChatModel } from "loopwork"
+ *
+ * const format: ChatModel.ResponseFormat = {
+ *   name: "person",
+ *   schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false }
+ * }
+ * ```
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ResponseFormat {
+  readonly name: string
+  readonly description?: string | undefined
+  readonly schema: JsonSchema.JsonSchema
 }
 
 /**
@@ -76,6 +107,12 @@ export type ChatModelError = ModelCallFailed | ScriptExhausted
 export interface ModelInfo {
   readonly provider: string
   readonly model: string
+  /**
+   * The model answers a request's `responseFormat` in the provider's own
+   * JSON mode; `StructuredOutput`'s `"auto"` strategy then uses it instead
+   * of a final-answer tool.
+   */
+  readonly structuredOutputs?: boolean | undefined
 }
 
 /**

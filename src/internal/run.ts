@@ -23,6 +23,8 @@ import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
 import { encode } from "./chainCodec.ts"
+import { structuredRun } from "./structured/run.ts"
+import type * as StructuredOutput from "../StructuredOutput.ts"
 
 
 /**
@@ -40,6 +42,11 @@ import { encode } from "./chainCodec.ts"
  */
 export type RunOptions<R = never, O extends Options = Options> = O & {
   readonly mode: Mode<R, O>
+  /**
+   * End the run in a typed value: the `Ok` outcome's `output`, decoded by
+   * this Schema (`StructuredOutput`).
+   */
+  readonly output?: StructuredOutput.Spec | undefined
 }
 
 /**
@@ -87,7 +94,16 @@ export type HandlersOf<Tools extends Record<string, Tool.Any>> = Tool.HandlersFo
  * @category utils
  * @since 0.1.0
  */
-export const run = <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(
+export const run: {
+  <Tools extends Record<string, Tool.Any>, S extends StructuredOutput.Spec, R = ChatModel, O extends Options = Options>(
+    chain: Chain<Tools>,
+    options: RunOptions<R, O> & { readonly output: S }
+  ): Effect.Effect<StructuredOutput.Final<StructuredOutput.ValueOf<S>, Tools>, RunError, R | ChatModel | HandlersOf<Tools>>
+  <Tools extends Record<string, Tool.Any>, R = ChatModel, O extends Options = Options>(
+    chain: Chain<Tools>,
+    options: RunOptions<R, O>
+  ): Effect.Effect<Outcome.Final<Tools>, RunError, R | HandlersOf<Tools>>
+} = <Tools extends Record<string, Tool.Any>, R, O extends Options>(
   chain: Chain<Tools>,
   options: RunOptions<R, O>
 ): Effect.Effect<Outcome.Final<Tools>, RunError, R | HandlersOf<Tools>> =>
@@ -125,6 +141,14 @@ const runCore = <R, O extends Options>(
 ): Effect.Effect<Outcome.Final, RunError, R> => {
   const invalid = runProblem(input, erased, options)
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
+  const output = (options as { readonly output?: unknown }).output
+  return output === undefined
+    ? runMode(erased, options)
+    : structuredRun(erased, output, (chain) => runMode(chain, options)) as Effect.Effect<Outcome.Final, RunError, R>
+}
+
+/** The mode's run on a checked chain, its outcome as `run` gives it. */
+const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>): Effect.Effect<Outcome.Final, RunError, R> => {
   const since = budgetStart(erased)
   const body = whileChecked(options, () => options.mode(erased, options))
   const mode = Effect.provideService(body, CurrentRunBudget, budgetOf(options, since))

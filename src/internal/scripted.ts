@@ -73,6 +73,9 @@ export type Turn =
  * - `repeat`: start over at the first turn when the script runs out, instead
  *   of failing with `ScriptExhausted` (for benchmarks and soak tests).
  * - `record`: how many of the most recent requests to keep (default 1000).
+ * - `structuredOutputs`: the model says it honours a request's
+ *   `responseFormat` (`info.structuredOutputs`), as a provider with a JSON
+ *   mode does; `StructuredOutput`'s `"auto"` strategy then uses it.
  *
  * @example
  * ```ts
@@ -88,6 +91,7 @@ export interface Options {
   readonly latency?: Duration.Input | undefined
   readonly repeat?: boolean | undefined
   readonly record?: number | undefined
+  readonly structuredOutputs?: boolean | undefined
 }
 
 /**
@@ -191,6 +195,7 @@ interface Script {
   readonly record: number
   readonly latency: Duration.Input | undefined
   readonly repeat: boolean
+  readonly info: ModelInfo
 }
 
 /** What a model saw since its layer was last built. */
@@ -215,7 +220,8 @@ const compile = (name: string, given: ReadonlyArray<Turn>, options: Options | un
     fixed: turns.map((turn, index) => isReply(turn) ? replyParts(turn, index) : undefined),
     record: options?.record ?? 1000,
     latency: options?.latency,
-    repeat: options?.repeat === true
+    repeat: options?.repeat === true,
+    info: options?.structuredOutputs === true ? { ...scriptedInfo, structuredOutputs: true } : scriptedInfo
   }
 }
 
@@ -308,7 +314,7 @@ export const makeNamed = (name: string, given: ReadonlyArray<Turn>, options: Opt
     seen.requests = []
     seen.calls = 0
     return ChatModel.of({
-      info: scriptedInfo,
+      info: script.info,
       generate: (request) => call(script, seen, request, asParts),
       stream: (request) => Stream.unwrap(call(script, seen, request, asStream))
     })

@@ -21,6 +21,7 @@ import { Observer } from "../../RunEvent.ts"
 import { messageOf } from "../../internal/describe.ts"
 import { forLog } from "../../internal/redact.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
+import { decodeText } from "../../internal/structured/decode.ts"
 
 /** @internal a task with its templates filled */
 export interface ResolvedTask {
@@ -60,65 +61,6 @@ const countToolCalls = (chain: Chain.Chain): number => {
   return count
 }
 
-/** The end of the balanced `{…}` or `[…]` starting at `start` (strings respected), or -1. */
-const balancedEnd = (text: string, start: number): number => {
-  let depth = 0
-  let inString = false
-  for (let i = start; i < text.length; i++) {
-    const c = text[i]
-    if (inString) {
-      if (c === "\\") i++
-      else if (c === "\"") inString = false
-      continue
-    }
-    if (c === "\"") inString = true
-    else if (c === "{" || c === "[") depth++
-    else if (c === "}" || c === "]") {
-      depth--
-      if (depth === 0) return i
-    }
-  }
-  return -1
-}
-
-/**
- * Reads the JSON in an answer: the whole text, else a fenced block, else the
- * first balanced object or array in the prose that parses.
- */
-const parseJson = (text: string): unknown => {
-  const trimmed = text.trim()
-  const candidates: Array<string> = [trimmed]
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(trimmed)
-  if (fenced !== null) candidates.push(fenced[1].trim())
-  for (let start = 0; start < trimmed.length; start++) {
-    if (trimmed[start] !== "{" && trimmed[start] !== "[") continue
-    const end = balancedEnd(trimmed, start)
-    if (end >= 0) candidates.push(trimmed.slice(start, end + 1))
-  }
-  let first: unknown
-  for (const candidate of candidates) {
-    try {
-      return JSON.parse(candidate)
-    } catch (error) {
-      first ??= error
-    }
-  }
-  throw first
-}
-
-const decodeOutput = (schema: Schema.Codec<unknown, unknown>, text: string): Effect.Effect<unknown, string> => {
-  let json: unknown
-  try {
-    json = parseJson(text)
-  } catch (error) {
-    // A plain answer may be the value itself (a string schema).
-    return Schema.decodeUnknownEffect(schema)(text.trim()).pipe(
-      Effect.mapError(() => `not valid JSON (${(error as SyntaxError).message})`)
-    )
-  }
-  return Schema.decodeUnknownEffect(schema)(json).pipe(Effect.mapError((error) => error.message))
-}
-
 /** Decodes the answer; on failure asks the agent again in a short separate conversation. */
 const structured = (
   task: ResolvedTask,
@@ -132,7 +74,7 @@ const structured = (
     retriesLeft: number,
     errors: ReadonlyArray<string>
   ): Effect.Effect<{ readonly raw: string; readonly parsed: unknown }, TaskFailure, ChatModel> =>
-    Effect.matchEffect(decodeOutput(schema, raw), {
+    Effect.matchEffect(decodeText(schema, raw), {
       onSuccess: (parsed) => Effect.succeed({ raw, parsed }),
       onFailure: (error) => {
         const all = [...errors, error]

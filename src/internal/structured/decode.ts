@@ -1,0 +1,89 @@
+/**
+ * Reading a model's answer as a value of a Schema: the JSON in a text
+ * (the whole text, a fenced block, or the first balanced object or array
+ * that parses), then the Schema's decoding. Shared by a run's `output`
+ * (`StructuredOutput`) and an ensemble task's `outputType`.
+ *
+ * @internal
+ */
+import { Effect, Schema } from "effect"
+
+/** The end of the balanced `{…}` or `[…]` starting at `start` (strings respected), or -1. */
+const balancedEnd = (text: string, start: number): number => {
+  let depth = 0
+  let inString = false
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === "\"") inString = false
+      continue
+    }
+    if (c === "\"") inString = true
+    else if (c === "{" || c === "[") depth++
+    else if (c === "}" || c === "]") {
+      depth--
+      if (depth === 0) return i
+    }
+  }
+  return -1
+}
+
+/**
+ * At most this many openings are scanned for a balanced candidate: each scan
+ * may read to the end of the text, and a hostile answer (`[[[[…`) would
+ * otherwise cost the square of its length.
+ */
+const maxOpenings = 64
+
+/**
+ * @internal the JSON in an answer: the whole text, else a fenced block, else
+ * the first balanced object or array in the prose that parses; throws the
+ * first parse error when none does
+ */
+export const parseJson = (text: string): unknown => {
+  const trimmed = text.trim()
+  const candidates: Array<string> = [trimmed]
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(trimmed)
+  if (fenced !== null) candidates.push(fenced[1].trim())
+  let openings = 0
+  for (let start = 0; start < trimmed.length && openings < maxOpenings; start++) {
+    if (trimmed[start] !== "{" && trimmed[start] !== "[") continue
+    openings++
+    const end = balancedEnd(trimmed, start)
+    if (end >= 0) candidates.push(trimmed.slice(start, end + 1))
+  }
+  let first: unknown
+  for (const candidate of candidates) {
+    try {
+      return JSON.parse(candidate)
+    } catch (error) {
+      first ??= error
+    }
+  }
+  throw first
+}
+
+/** The message of what a parse threw (a `RangeError` for JSON nested too deeply for the stack, …). */
+const parseMessage = (error: unknown): string => error instanceof Error ? error.message : String(error)
+
+/**
+ * @internal `text` decoded by `schema`: its JSON when it has some, else the
+ * text itself (a string Schema); fails with the decode error's message
+ */
+export const decodeText = (schema: Schema.Codec<unknown, unknown>, text: string): Effect.Effect<unknown, string> => {
+  let json: unknown
+  try {
+    json = parseJson(text)
+  } catch (error) {
+    // A plain answer may be the value itself (a string schema).
+    return Schema.decodeUnknownEffect(schema)(text.trim()).pipe(
+      Effect.mapError(() => `not valid JSON (${parseMessage(error)})`)
+    )
+  }
+  return decodeValue(schema, json)
+}
+
+/** @internal `value` decoded by `schema`; fails with the decode error's message */
+export const decodeValue = (schema: Schema.Codec<unknown, unknown>, value: unknown): Effect.Effect<unknown, string> =>
+  Schema.decodeUnknownEffect(schema)(value).pipe(Effect.mapError((error) => error.message))
