@@ -143,6 +143,17 @@ export const isToolkit = (u: unknown): u is Toolkit.Any => {
  * @internal
  */
 export const validateToolkit = (toolkit: Toolkit.Any): InvalidInput | undefined => {
+  // A toolkit is checked once (like its compiled form, `tools/compile.ts`): every run of a chain repeats it.
+  if (validToolkits.has(toolkit)) return undefined
+  const problem = toolkitProblem(toolkit)
+  if (problem === undefined) validToolkits.add(toolkit)
+  return problem
+}
+
+/** Toolkits that passed {@link validateToolkit}. */
+const validToolkits = new WeakSet<Toolkit.Any>()
+
+const toolkitProblem = (toolkit: Toolkit.Any): InvalidInput | undefined => {
   for (const tool of Object.values(toolkit.tools)) {
     if ((typeof tool !== "object" && typeof tool !== "function") || tool === null || !("~effect/ai/Tool" in tool)) {
       return new InvalidInput({ field: "chain.toolkit", rule: "must hold effect/ai Tools (Tool.make(...))", value: tool })

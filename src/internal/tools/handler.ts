@@ -72,6 +72,29 @@ class TimedOut {
   }
 }
 
+/** Merged handler contexts, by the handler's own context and then the caller's (both immutable). */
+const merged = new WeakMap<Context.Context<never>, WeakMap<Context.Context<never>, Context.Context<never>>>()
+
+/**
+ * The handler's own context merged with the caller's, where a run inside
+ * the handler (a sub-agent) does not report into this run's events. Made
+ * once per pair: the handlers' context holds every handler of the toolkit,
+ * so merging it on every call would cost in proportion to the tool count.
+ */
+const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> => {
+  let byInput = merged.get(own)
+  if (byInput === undefined) {
+    byInput = new WeakMap()
+    merged.set(own, byInput)
+  }
+  let context = byInput.get(input)
+  if (context === undefined) {
+    context = Context.add(Context.merge(own, input), Observer, silent)
+    byInput.set(input, context)
+  }
+  return context
+}
+
 /**
  * The handler's run: in the handler's own context plus the call's
  * direct-return cell (a run inside it reports no events into this one),
@@ -90,12 +113,7 @@ const running = (
   let run: Effect.Effect<unknown, unknown> = Effect.suspend(() =>
     handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
   )
-    .pipe(
-      Effect.updateContext((input: Context.Context<never>) =>
-        // A run inside a handler (a sub-agent) does not report into this run's events.
-        Context.add(Context.add(Context.merge(handler.context, input), CurrentCall, cell), Observer, silent)
-      )
-    )
+    .pipe(Effect.updateContext((input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell)))
   const timeout = entry.timeout ?? ctx.policy.timeout
   if (timeout !== undefined) {
     run = Effect.timeoutOrElse(run, { duration: timeout, orElse: () => Effect.fail(new TimedOut(timeout)) })
