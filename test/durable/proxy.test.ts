@@ -1,0 +1,56 @@
+/**
+ * A durable chain's workflow behind effect's own HTTP proxy
+ * (`WorkflowProxy.toHttpApiGroup` + `WorkflowProxyServer.layerHttpApi`),
+ * called through `HttpApiTest`'s client: the same request and response
+ * encoding as over a socket. Start without waiting, answer the approval
+ * with `DurableChain.decide`, then execute again through the proxy: the
+ * result comes back decoded and the tools ran once.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { HttpServer } from "effect/http"
+import { HttpApi, HttpApiTest } from "effect/http-api"
+import { WorkflowEngine, WorkflowProxy, WorkflowProxyServer } from "effect/workflow"
+import { Approval } from "../../src/index.ts"
+import { ScriptedModel } from "../../src/testing/index.ts"
+import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
+import { supportWorkflow, waitingOn } from "../support/durable.ts"
+
+const Refund = Tool.make("refund", {
+  parameters: Schema.Struct({ amount: Schema.Number }),
+  success: Schema.String,
+  needsApproval: true
+})
+const toolkit = Toolkit.make(Refund)
+
+describe("DurableChain behind effect's WorkflowProxy (HTTP API)", () => {
+  it.effect("discard-start, approve, execute: the result crosses the HTTP encoding and the tool ran once", () => {
+    const ran: Array<string> = []
+    const handlers = toolkit.toLayer({ refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)) })
+    const model = ScriptedModel.make([
+      { toolCalls: [{ id: "c1", name: "refund", params: { amount: 20 } }] },
+      { text: "Refunded." }
+    ])
+    const Support = supportWorkflow("Support", toolkit)
+    const api = HttpApi.make("durable").add(WorkflowProxy.toHttpApiGroup("workflows", [Support] as const))
+    const engine = Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory, HttpServer.layerServices)
+    const live = WorkflowProxyServer.layerHttpApi(api, "workflows", [Support] as const).pipe(
+      Layer.provideMerge(DurableChain.layer(Support)),
+      Layer.provideMerge(engine)
+    )
+    return Effect.gen(function*() {
+      const client = yield* HttpApiTest.groups(api, ["workflows"])
+      const id = yield* client.workflows.SupportDiscard({ payload: { ticket: "T1" } })
+      expect((yield* waitingOn(Support, id)).map((call) => call.callId)).toEqual(["c1"])
+      yield* DurableChain.decide(Support, id, { c1: Approval.approve })
+      const result = yield* client.workflows.Support({ payload: { ticket: "T1" } })
+      expect(result._tag).toBe("Finished")
+      expect(ran).toEqual(["refund 20"])
+      // The same input again is the same execution: nothing runs twice.
+      const again = yield* client.workflows.Support({ payload: { ticket: "T1" } })
+      expect(again).toEqual(result)
+      expect(ran).toEqual(["refund 20"])
+    }).pipe(Effect.scoped, Effect.provide(live))
+  })
+})
