@@ -12,6 +12,8 @@
  * What is mapped:
  * - tools: each tool's parameter Schema becomes the JSON Schema the provider
  *   is sent; the tool choice is kept (`oneOf` sends only those tools);
+ * - a run's `output` in the native strategy: the request's `responseFormat`
+ *   becomes the provider's JSON response format with the Schema;
  * - messages: system, user (text and files), assistant (text, reasoning,
  *   tool calls), tool results (JSON or text, failures as error results);
  * - the response: text, reasoning, tool calls (arguments parsed from JSON; a
@@ -51,6 +53,8 @@ import * as ToProvider from "./internal/toProvider.ts"
  * - `timeout`: the longest a model call may take (a whole stream included);
  *   past it the call fails with a retryable `ModelCallFailed` and the
  *   request is aborted.
+ * - `structuredOutputs`: the model has a JSON mode for a run's `output`
+ *   (default: true for `openai.*` providers).
  * - `callOptions`: passed to every call as they are (`temperature`,
  *   `maxOutputTokens`, `providerOptions`, `headers`, …).
  *
@@ -66,6 +70,13 @@ import * as ToProvider from "./internal/toProvider.ts"
  */
 export interface Options {
   readonly timeout?: Duration.Input | undefined
+  /**
+   * Whether the model answers in the provider's JSON mode with a Schema
+   * (`responseFormat`), which `StructuredOutput`'s `"auto"` strategy then
+   * uses. Default: true for OpenAI's models (`openai.*` providers), false
+   * for others.
+   */
+  readonly structuredOutputs?: boolean | undefined
   readonly callOptions?: Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "toolChoice" | "abortSignal"> | undefined
 }
 
@@ -215,7 +226,11 @@ export const make = (
   const built: Build = (request) =>
     Effect.try({ try: () => ToProvider.callOptions(request, options?.callOptions), catch: Errors.unbuildable })
   return Effect.succeed(ChatModel.of({
-    info: { provider: model.provider, model: model.modelId },
+    info: {
+      provider: model.provider,
+      model: model.modelId,
+      structuredOutputs: options?.structuredOutputs ?? (typeof model.provider === "string" && model.provider.startsWith("openai."))
+    },
     generate: generateWith(model, built, timeout),
     stream: streamWith(model, built, timeout)
   }))

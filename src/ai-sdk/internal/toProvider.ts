@@ -15,7 +15,7 @@ import type {
 } from "@ai-sdk/provider"
 import { Tool } from "effect/ai"
 import type { Prompt } from "effect/ai"
-import type { GenerateRequest } from "../../ChatModel.ts"
+import type { GenerateRequest, ResponseFormat } from "../../ChatModel.ts"
 
 /** @internal the call options a caller may set (`AiSdkModel.Options["callOptions"]`): all but those the bridge sets */
 export type CallSettings = Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "toolChoice" | "abortSignal">
@@ -161,9 +161,19 @@ export const callOptions = (request: GenerateRequest, settings: CallSettings | u
     tools = tools.filter((tool) => allowed.has(tool.name))
     toolChoice = { type: choice.mode ?? "auto" }
   }
+  const format = request.responseFormat
   return {
     ...settings,
     prompt,
-    ...(tools.length === 0 ? {} : { tools: [...tools], toolChoice })
+    ...(tools.length === 0 ? {} : { tools: [...tools], toolChoice }),
+    ...(format === undefined ? {} : { responseFormat: responseFormatOf(format) })
   }
 }
+
+/** The provider's JSON response format for a run's output (`StructuredOutput`'s `"native"` strategy). */
+const responseFormatOf = (format: ResponseFormat): NonNullable<LanguageModelV4CallOptions["responseFormat"]> => ({
+  type: "json",
+  schema: format.schema as NonNullable<LanguageModelV4FunctionTool["inputSchema"]>,
+  name: format.name,
+  ...(format.description === undefined ? {} : { description: format.description })
+})

@@ -80,7 +80,8 @@ describe("errors", () => {
 
   it.effect("info names the provider and model", () =>
     Effect.gen(function*() {
-      expect((yield* serviceOf(fake([]))).info).toEqual({ provider: "fake.chat", model: "fake-1" })
+      expect((yield* serviceOf(fake([]))).info).toEqual({ provider: "fake.chat", model: "fake-1", structuredOutputs: false })
+      expect((yield* serviceOf(fake([]), { structuredOutputs: true })).info?.structuredOutputs).toBe(true)
     }))
 
   it.effect("timeout: a call that does not answer fails after exactly the timeout (retryable) and its request is aborted", () =>
