@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
-import { AiError, LanguageModel, Prompt, Response, Tool, Toolkit } from "effect/ai"
+import { AiError, LanguageModel, Model, Prompt, Response, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import { Chain, ChatModel, Mode } from "../src/index.ts"
 import { ModelCallFailed } from "../src/LoopError.ts"
@@ -443,6 +443,20 @@ const fakeProvider = (
 const adapterLayer = (provider: FakeProvider) => ChatModel.layerLanguageModel.pipe(Layer.provide(provider.layer))
 
 describe("ChatModel.layerLanguageModel", () => {
+  it.effect("names the provider and model a Model.make layer reports (none without one)", () =>
+    Effect.gen(function*() {
+      const provider = fakeProvider([])
+      const named = Model.make("openai", "gpt-4.1-mini", provider.layer)
+      const info = yield* Effect.map(Effect.service(ChatModel.ChatModel), (model) => model.info).pipe(
+        Effect.provide(ChatModel.layerLanguageModel.pipe(Layer.provide(named)))
+      )
+      expect(info).toEqual({ provider: "openai", model: "gpt-4.1-mini" })
+      const bare = yield* Effect.map(Effect.service(ChatModel.ChatModel), (model) => model.info).pipe(
+        Effect.provide(adapterLayer(provider))
+      )
+      expect(bare).toBeUndefined()
+    }))
+
   it.effect("returns the provider's parts with tool calls unresolved and passes tools and toolChoice", () =>
     Effect.gen(function*() {
       let handlerCalls = 0

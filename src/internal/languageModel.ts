@@ -4,10 +4,10 @@
  *
  * @internal
  */
-import { Effect, Layer, Stream } from "effect"
-import { LanguageModel, Prompt, Toolkit } from "effect/ai"
+import { Effect, Layer, Option, Stream } from "effect"
+import { LanguageModel, Model, Prompt, Toolkit } from "effect/ai"
 import type { Response, Tool } from "effect/ai"
-import { ChatModel, type GenerateRequest, type ToolChoice } from "./chatModel.ts"
+import { ChatModel, type GenerateRequest, type ModelInfo, type ToolChoice } from "./chatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
 
 const toolkits = new WeakMap<ReadonlyArray<Tool.Any>, Toolkit.Any>()
@@ -72,6 +72,17 @@ const withoutApprovalParts = (prompt: Prompt.Prompt): Prompt.Prompt => {
 }
 
 /**
+ * The provider and model a `Model.make` layer reports (`Model.ProviderName`,
+ * `Model.ModelName`), for spans and logs; `undefined` when it reports no
+ * provider.
+ */
+const modelInfo: Effect.Effect<ModelInfo | undefined> = Effect.map(
+  Effect.all([Effect.serviceOption(Model.ProviderName), Effect.serviceOption(Model.ModelName)]),
+  ([provider, model]) =>
+    Option.isSome(provider) ? { provider: provider.value, model: Option.getOrElse(model, () => "unknown") } : undefined
+)
+
+/**
  * Adapts any `effect/ai` `LanguageModel` to the `ChatModel` port.
  *
  * It calls `generateText` / `streamText` with `disableToolCallResolution: true`
@@ -79,7 +90,9 @@ const withoutApprovalParts = (prompt: Prompt.Prompt): Prompt.Prompt => {
  * fail the tool's schema come back as an ordinary tool call, which the loop
  * answers with an error result the model can correct, instead of failing the
  * request. Provider errors become `ModelCallFailed` (the `AiError` is kept as
- * `cause`).
+ * `cause`). The provider and model names a `Model.make` layer reports
+ * (`Model.ProviderName`, `Model.ModelName`) become the port's `info`, so
+ * spans name them.
  *
  * @example
  * ```ts
@@ -96,7 +109,7 @@ const withoutApprovalParts = (prompt: Prompt.Prompt): Prompt.Prompt => {
  */
 export const layerLanguageModel: Layer.Layer<ChatModel, never, LanguageModel.LanguageModel> = Layer.effect(
   ChatModel,
-  Effect.map(Effect.service(LanguageModel.LanguageModel), (languageModel) => {
+  Effect.map(Effect.all([Effect.service(LanguageModel.LanguageModel), modelInfo]), ([languageModel, info]) => {
     // The LanguageModel's overloads are generic over the toolkit's tool record;
     // the port works with tools known only at run time, so it uses the
     // deferred-validation shape directly.
@@ -109,6 +122,7 @@ export const layerLanguageModel: Layer.Layer<ChatModel, never, LanguageModel.Lan
       toolCallValidation: "deferred" as const
     })
     return ChatModel.of({
+      ...(info === undefined ? {} : { info }),
       generate: (request) =>
         model.generateText(optionsOf(request)).pipe(
           Effect.map((response) => response.content),
