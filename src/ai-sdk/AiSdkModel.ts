@@ -1,9 +1,12 @@
 /**
  * The bridge from Vercel AI SDK providers to the `ChatModel` port. Every
- * language model of the AI SDK's provider specification v4 (`@ai-sdk/openai`,
- * `@ai-sdk/anthropic`, `@ai-sdk/google`, `@ai-sdk/openai-compatible` for
- * Ollama, vLLM or llama.cpp, … in their 4.x versions, used by `ai` 7) becomes
- * a `ChatModel`, for whole responses (`doGenerate`) and streams (`doStream`).
+ * language model of the AI SDK's provider specifications v2, v3 and v4
+ * (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/google`,
+ * `@ai-sdk/openai-compatible` for Ollama, vLLM or llama.cpp, … in their 2.x,
+ * 3.x and 4.x versions, used by `ai` 5, 6 and 7) becomes a `ChatModel`, for
+ * whole responses (`doGenerate`) and streams (`doStream`). v2 and v3 models
+ * are seen as v4 ones: file data, v2's finish reasons and flat usage are
+ * converted.
  *
  * The bridge calls the provider directly, without the `ai` package: it makes
  * exactly one HTTP request per model call. Retries are the run's business
@@ -45,6 +48,7 @@ import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 import * as Errors from "./internal/errors.ts"
 import * as FromProvider from "./internal/fromProvider.ts"
+import * as OlderSpecs from "./internal/olderSpecs.ts"
 import * as ToProvider from "./internal/toProvider.ts"
 
 /**
@@ -192,8 +196,9 @@ export const failureOf = Errors.failureOf
 // -----------------------------------------------------------------------------
 
 /**
- * A `ChatModel` calling `model`. Fails with `InvalidInput` when `model` is
- * not a v4 language model (`model.specificationVersion`).
+ * A `ChatModel` calling `model`, a language model of specification v2, v3
+ * or v4 (the v2 and v3 ones are converted to v4 once, here). Fails with
+ * `InvalidInput` for anything else (`model.specificationVersion`).
  *
  * @example
  * ```ts
@@ -207,25 +212,30 @@ export const failureOf = Errors.failureOf
  * @since 0.1.0
  */
 export const make = (
-  model: LanguageModelV4,
+  model: OlderSpecs.AnyLanguageModel,
   options?: Options
 ): Effect.Effect<ChatModel["Service"], InvalidInput> => {
   const version: unknown = (model as { readonly specificationVersion?: unknown } | null)?.specificationVersion
-  if (version !== "v4") {
+  if (version !== "v2" && version !== "v3" && version !== "v4") {
     return Effect.fail(
       new InvalidInput({
         field: "model",
-        rule: "an AI SDK language model of specification v4 (the @ai-sdk/* 4.x providers used by ai 7); " +
-          "upgrade the provider package",
+        rule: "an AI SDK language model of specification v2, v3 or v4 (the @ai-sdk/* 2.x, 3.x or 4.x providers " +
+          "used by ai 5, 6 and 7)",
         value: version
       })
     )
   }
+  return Effect.succeed(service(OlderSpecs.asV4(model), options))
+}
+
+/** The `ChatModel` of a (v4, or seen as v4) model. */
+const service = (model: LanguageModelV4, options: Options | undefined): ChatModel["Service"] => {
   const timeout = options?.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout)
   // The request is built before the call: a prompt it cannot be built from fails at once, not retried.
   const built: Build = (request) =>
     Effect.try({ try: () => ToProvider.callOptions(request, options?.callOptions), catch: Errors.unbuildable })
-  return Effect.succeed(ChatModel.of({
+  return ChatModel.of({
     info: {
       provider: model.provider,
       model: model.modelId,
@@ -233,7 +243,7 @@ export const make = (
     },
     generate: generateWith(model, built, timeout),
     stream: streamWith(model, built, timeout)
-  }))
+  })
 }
 
 /** Builds the provider call of a request (failing, not retryable, when it cannot be built). */
@@ -325,5 +335,5 @@ const streamWith = (model: LanguageModelV4, built: Build, timeout: Duration.Dura
  * @category constructors
  * @since 0.1.0
  */
-export const fromAiSdk = (model: LanguageModelV4, options?: Options): Layer.Layer<ChatModel, InvalidInput> =>
+export const fromAiSdk = (model: OlderSpecs.AnyLanguageModel, options?: Options): Layer.Layer<ChatModel, InvalidInput> =>
   Layer.effect(ChatModel, make(model, options))
