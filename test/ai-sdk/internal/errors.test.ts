@@ -63,17 +63,17 @@ describe("errors", () => {
     expect(AiSdkModel.failureOf(same)).toBe(same)
   })
 
-  it.effect("a model that is not of specification v4 is refused with InvalidInput before any call", () =>
+  it.effect("a model that is not of specification v2, v3 or v4 is refused with InvalidInput before any call", () =>
     Effect.gen(function*() {
-      const v3 = { ...fake([]), specificationVersion: "v3" } as unknown as LanguageModelV4
-      const refused = yield* Effect.flip(AiSdkModel.make(v3))
-      expect([refused._tag, refused.field, refused.value]).toEqual(["InvalidInput", "model", "v3"])
-      expect(refused.message).toContain("specification v4")
+      const v1 = { ...fake([]), specificationVersion: "v1" } as unknown as LanguageModelV4
+      const refused = yield* Effect.flip(AiSdkModel.make(v1))
+      expect([refused._tag, refused.field, refused.value]).toEqual(["InvalidInput", "model", "v1"])
+      expect(refused.message).toContain("specification v2, v3 or v4")
       const missing = yield* Effect.flip(AiSdkModel.make({} as unknown as LanguageModelV4))
       expect([missing._tag, missing.field, missing.value]).toEqual(["InvalidInput", "model", undefined])
       // as a layer: the run fails with the InvalidInput itself
       const run = yield* Effect.flip(
-        Chain.run(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(ChatModel.fromAiSdk(v3)))
+        Chain.run(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(ChatModel.fromAiSdk(v1)))
       )
       expect(run._tag).toBe("InvalidInput")
     }))
