@@ -38,6 +38,8 @@ export * as Step from "./Step.ts"
 export * as StopSignal from "./StopSignal.ts"
 /** A run that ends in a typed value: the `output` option, its strategies and OpenAI's strict JSON Schema form. @since 0.3.0 */
 export * as StructuredOutput from "./StructuredOutput.ts"
+/** What the loop tells tracing and metrics backends: message capture, agent names, metrics. @since 0.3.0 */
+export * as Telemetry from "./Telemetry.ts"
 /** Tool calls and tool results as data. @since 0.1.0 */
 export * as ToolCall from "./ToolCall.ts"
 /** Policies for failed tool calls: feed back, fail, or repair. @since 0.1.0 */

@@ -327,7 +327,7 @@ describe("Privacy.OmitContent: events without content", () => {
       expect(failed.spans.map((span) => [span.name, ended(span), span.attributes.get("error.type")])).toEqual([
         ["invoke_agent", "failure", "ToolCallFailed"],
         ["chat scripted", "success", undefined],
-        ["execute_tool lookup_customer", "success", undefined],
+        ["execute_tool lookup_customer", "failure", "handler"],
         ["invoke_agent", "failure", "ModelCallFailed"],
         ["chat refusing", "failure", "ModelCallFailed"]
       ])

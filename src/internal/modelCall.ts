@@ -7,17 +7,21 @@
  *
  * @internal
  */
-import { Clock, type Context, Effect, Schedule, Stream } from "effect"
+import { Clock, Context, Effect, Schedule, Stream } from "effect"
 import { Response } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
-import { emitTo, isActive, type Observer, type Usage } from "../RunEvent.ts"
+import { emitTo, isActive, type Observer } from "../RunEvent.ts"
 import * as Arrival from "./arrival.ts"
 import type { Used } from "./callIds.ts"
 import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
-import { isTraced, withCallSpan } from "./tracing.ts"
+import { Metrics } from "../Telemetry.ts"
+import { chatSpan, labelsOf } from "./telemetry/chatSpan.ts"
+import { metered } from "./telemetry/metrics.ts"
+import { finishOf } from "./telemetry/response.ts"
+import { isTraced } from "./tracing.ts"
 
 type Model = ChatModel["Service"]
 
@@ -68,22 +72,6 @@ export const assemble = (streamed: ReadonlyArray<Response.AnyPart>): ReadonlyArr
 }
 
 const reasoning = (text: string): Response.AnyPart => Response.makePart("reasoning", { text })
-
-/** The finish part's reason and usage, if any. */
-export const finishOf = (
-  parts: ReadonlyArray<Response.AnyPart>
-): { readonly reason: Response.FinishReason; readonly usage: Usage } => {
-  for (let i = parts.length - 1; i >= 0; i--) {
-    const part = parts[i]
-    if (part.type === "finish") {
-      const usage: { inputTokens?: number; outputTokens?: number } = {}
-      if (part.usage.inputTokens.total !== undefined) usage.inputTokens = part.usage.inputTokens.total
-      if (part.usage.outputTokens.total !== undefined) usage.outputTokens = part.usage.outputTokens.total
-      return { reason: part.reason, usage }
-    }
-  }
-  return { reason: "unknown", usage: {} }
-}
 
 const textOf = (parts: ReadonlyArray<Response.AnyPart>): string => {
   let text = ""
@@ -172,14 +160,6 @@ const observedAttempt = (
     return parts
   })
 
-const annotate = (parts: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> => {
-  const finish = finishOf(parts)
-  const attributes: Record<string, unknown> = { "gen_ai.response.finish_reasons": [finish.reason] }
-  if (finish.usage.inputTokens !== undefined) attributes["gen_ai.usage.input_tokens"] = finish.usage.inputTokens
-  if (finish.usage.outputTokens !== undefined) attributes["gen_ai.usage.output_tokens"] = finish.usage.outputTokens
-  return Effect.annotateCurrentSpan(attributes)
-}
-
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
  * observed by `observer`, traced as a `chat` span (when traced). An observed
@@ -203,15 +183,7 @@ export const callModel = (
     ? observedAttempt(model, request, observer, call, limits, used, { count: 0 })
     : safely(() => model.generate(request))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
-  if (!isTraced(context)) return retried
-  const info = model.info
-  return withCallSpan(context, Effect.tap(retried, annotate), info === undefined ? "chat" : `chat ${info.model}`, {
-    kind: "client",
-    attributes: {
-      "gen_ai.operation.name": "chat",
-      "gen_ai.provider.name": info?.provider ?? "unknown",
-      "gen_ai.request.model": info?.model ?? "unknown",
-      "loopwork.call": call
-    }
-  })
+  if (isTraced(context)) return chatSpan(context, model.info, request.prompt, call, retried)
+  // Untraced: metrics only when asked for explicitly (one context lookup).
+  return Context.get(context, Metrics) === "on" ? metered(retried, labelsOf(model.info)) : retried
 }

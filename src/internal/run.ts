@@ -15,6 +15,7 @@ import { eventStream } from "./eventStream.ts"
 import { defaults, validateOptions, whileChecked } from "./options.ts"
 import { checkFunction, checkObject, isPositiveInt, validateToolkit } from "./checks.ts"
 import { withRunSpanIn } from "./tracing.ts"
+import { agentSpan } from "./telemetry/agentSpan.ts"
 import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, reasonOf, RunError } from "../LoopError.ts"
 import type { External } from "../ExternalTool.ts"
 import type { Mode, Options } from "../Mode.ts"
@@ -111,9 +112,12 @@ export const run: {
     const observer = Context.get(context, Observer)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
-    const traced = withRunSpanIn(context, isActive(observer) ? (run) => reported(erased, run, observer) : undefined, core, () => ({
-      attributes: { "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": erased.runCount }
-    }))
+    const traced = withRunSpanIn(
+      context,
+      isActive(observer) ? (run) => reported(erased, run, observer) : undefined,
+      core,
+      () => agentSpan(context, erased.runCount)
+    )
     // The outcome's chain continues the chain that ran (same toolkit), so it keeps its tool types.
     return traced as Effect.Effect<Outcome.Final<Tools>, RunError>
   })

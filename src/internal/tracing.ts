@@ -5,22 +5,27 @@
  * test tracer). The native tracer exports nothing, and three spans per step
  * would roughly double the loop's own cost.
  *
- * A span that ends in a failure records it: an exporter writes the error's
+ * A span that ends in a failure records it, with `error.type` (the
+ * failure's tag, `telemetry/errorType.ts`): an exporter writes the error's
  * name, message and stack (with its `cause` chain) into the span
  * (`exception.*` and the status). With `Privacy.OmitContent` on, the
  * `invoke_agent` and `chat` spans record a stand-in instead — the error's
- * tag, a content-free message ({@link failureMessage}), `error.type` — and
- * the caller still gets the real failure; `reported` (the run's events)
- * sees the same stand-in. A `chat` span never records a `ModelCallFailed`'s
- * `cause` (the provider's error, which may hold the request).
+ * tag and a content-free message ({@link failureMessage}) — and the caller
+ * still gets the real failure; `reported` (the run's events) sees the same
+ * stand-in. A `chat` span (and any {@link withFailureSpan}) always records a
+ * stand-in: it never records a `ModelCallFailed`'s `cause` (the provider's
+ * error, which may hold the request). The spans' names and attributes are
+ * made in `telemetry/`.
  *
  * @internal
  */
 import { Cause, Context, Effect, References, Tracer } from "effect"
 import { type Reason, RunError } from "../LoopError.ts"
 import { OmitContent } from "../Privacy.ts"
+import { AgentName } from "../Telemetry.ts"
 import { failureMessage, omittedDetails } from "./contentFree.ts"
 import { redactSecrets } from "./redact.ts"
+import { errorTypeOf } from "./telemetry/errorType.ts"
 
 /** Whether spans created under `context` reach a tracing backend. */
 export const isTraced = (context: Context.Context<never>): boolean =>
@@ -126,23 +131,16 @@ const concealing = <A, E, R>(
   Effect.catchCause(effect, (cause) => Effect.failCause(concealed(cause, (error) => conceal(error, cause), omit)))
 
 /** Annotates the current span with `error.type`: the failure's tag (the run's reason's, for a run). */
-const annotateErrorType = <E>(cause: Cause.Cause<E>): Effect.Effect<void> => {
-  for (const reason of cause.reasons) {
-    if (Cause.isFailReason(reason)) {
-      const error: unknown = reason.error
-      const tagged = error instanceof RunError ? error.reason : error
-      const tag = typeof tagged === "object" && tagged !== null && typeof (tagged as Tagged)._tag === "string"
-        ? (tagged as Tagged)._tag
-        : "_OTHER"
-      return Effect.annotateCurrentSpan("error.type", spanText(tag))
-    }
-    if (Cause.isDieReason(reason)) return Effect.annotateCurrentSpan("error.type", "Defect")
-  }
-  return Effect.void
-}
+const annotateErrorType = <E>(cause: Cause.Cause<E>): Effect.Effect<void> =>
+  Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.annotateCurrentSpan("error.type", errorTypeOf(cause))
 
-/** `effect` in a span named `name` that also says what kind of failure ended it (`error.type`). */
-const spanWithErrorType = <A, E, R>(
+/**
+ * `effect` in a span named `name` that also says what kind of failure ended
+ * it (`error.type`).
+ *
+ * @internal
+ */
+export const spanWithErrorType = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   name: string,
   options: Tracer.SpanOptionsNoTrace
@@ -156,55 +154,84 @@ const concealRun = (error: RunError, cause: Cause.Cause<RunError>): RunError =>
 
 /**
  * A run (`core`), reported by `report` (its events; `undefined` when no one
- * watches), inside an `invoke_agent` span when `context` is traced.
+ * watches), inside its `invoke_agent` span (named and attributed by `span`,
+ * read only then) when `context` is traced. The span gets `error.type` (the
+ * reason's tag) when the run fails. A run inside this one (started by a tool
+ * handler) does not inherit `Telemetry.AgentName`.
  *
- * With `Privacy.OmitContent` off this is exactly
- * `withSpanIn(context, report(core), …)`. With it on, `report` and the span
- * see a `RunError` whose reason has the same tag and a content-free message
- * (for a `ToolCallFailed`, its kind and tool; see {@link failureMessage}),
- * defects become a content-free stand-in, the span gets `error.type` (the
- * reason's tag), and the caller gets the real `RunError` back.
+ * With `Privacy.OmitContent` on, `report` and the span see a `RunError`
+ * whose reason has the same tag and a content-free message (for a
+ * `ToolCallFailed`, its kind and tool; see {@link failureMessage}), defects
+ * become a content-free stand-in, and the caller gets the real `RunError`
+ * back.
  */
 export const withRunSpanIn = <A, R>(
   context: Context.Context<never>,
   report: ((run: Effect.Effect<A, RunError, R>) => Effect.Effect<A, RunError, R>) | undefined,
   core: Effect.Effect<A, RunError, R>,
-  spanOptions: () => Tracer.SpanOptionsNoTrace
+  span: () => { readonly name: string; readonly options: Tracer.SpanOptionsNoTrace }
 ): Effect.Effect<A, RunError, R> => {
   const traced = isTraced(context)
   if (!traced && report === undefined) return core
-  if (!Context.get(context, OmitContent)) {
-    const reported = report === undefined ? core : report(core)
-    return traced ? Effect.withSpan(reported, "invoke_agent", { ...spanOptions(), captureStackTrace: false }) : reported
-  }
-  const inner = concealing(core, concealRun, true)
+  const omit = Context.get(context, OmitContent)
+  const own = traced && Context.get(context, AgentName) !== undefined ? Effect.provideService(core, AgentName, undefined) : core
+  const inner = omit ? concealing(own, concealRun, true) : own
   const reported = report === undefined ? inner : report(inner)
-  return revealed(traced ? spanWithErrorType(reported, "invoke_agent", spanOptions()) : reported)
+  if (!traced) return omit ? revealed(reported) : reported
+  const { name, options } = span()
+  const spanned = spanWithErrorType(reported, name, options)
+  return omit ? revealed(spanned) : spanned
 }
 
-/** A model call's failure as its span records it: tag and message (content-free with content omitted), never its `cause`. */
-const concealCall = (omit: boolean) => <E extends Tagged>(error: E, cause: Cause.Cause<E>): E =>
-  new StandIn(error._tag, omit ? failureMessage(error) : redactSecrets(error.message), cause) as unknown as E
+/**
+ * How a span records a failure: its tag (`error.type`, the exception's
+ * name) and message, content-free when `omit`.
+ *
+ * @internal
+ */
+export type Label<E> = (error: E, omit: boolean) => { readonly tag: string; readonly message: string }
 
-const concealCallOmitting = concealCall(true)
-const concealCallKeeping = concealCall(false)
+/** A failure of the loop: its tag; its message, content-free with content omitted, never its `cause`. */
+const byTag: Label<Tagged> = (error, omit) => ({
+  tag: error._tag,
+  message: omit ? failureMessage(error as Parameters<typeof failureMessage>[0]) : redactSecrets(error.message)
+})
+
+/**
+ * `effect` inside a span named `name`; for a `context` that {@link isTraced}
+ * (the caller checks). The span records a stand-in of a failure, as `label`
+ * makes it (tag and message, nothing else: no `cause`, no other fields), and
+ * `error.type`; with `Privacy.OmitContent` on, a defect becomes a
+ * content-free stand-in. The caller gets the real failure.
+ *
+ * @internal
+ */
+export const withFailureSpan = <A, E, R>(
+  context: Context.Context<never>,
+  effect: Effect.Effect<A, E, R>,
+  name: string,
+  options: Tracer.SpanOptionsNoTrace,
+  label: Label<E>
+): Effect.Effect<A, E, R> => {
+  const omit = Context.get(context, OmitContent)
+  const conceal = (error: E, cause: Cause.Cause<E>): E => {
+    const { tag, message } = label(error, omit)
+    return new StandIn(tag, message, cause) as unknown as E
+  }
+  return revealed(spanWithErrorType(concealing(effect, conceal, omit), name, options))
+}
 
 /**
  * `effect` (a model call) inside a span named `name`; for a `context` that
  * {@link isTraced} (the caller checks). The span records a stand-in of a
  * failure: its tag and message, never its `cause` (a `ModelCallFailed`'s
- * `cause` is the provider's error, which may hold the request). With
- * `Privacy.OmitContent` on, the message is content-free and the span gets
- * `error.type`. The caller gets the real failure.
+ * `cause` is the provider's error, which may hold the request), and
+ * `error.type`. With `Privacy.OmitContent` on, the message is content-free.
+ * The caller gets the real failure.
  */
 export const withCallSpan = <A, E extends Tagged, R>(
   context: Context.Context<never>,
   effect: Effect.Effect<A, E, R>,
   name: string,
   options: Tracer.SpanOptionsNoTrace
-): Effect.Effect<A, E, R> => {
-  if (!Context.get(context, OmitContent)) {
-    return revealed(Effect.withSpan(concealing(effect, concealCallKeeping, false), name, { ...options, captureStackTrace: false }))
-  }
-  return revealed(spanWithErrorType(concealing(effect, concealCallOmitting, true), name, options))
-}
+): Effect.Effect<A, E, R> => withFailureSpan(context, effect, name, options, byTag)

@@ -113,7 +113,10 @@ describe("spans of a run", () => {
         "  execute_tool fails",
         "  chat scripted"
       ])
-      expect(traced.spans.map(ended)).toEqual(traced.spans.map(() => "success"))
+      // the call whose handler failed is fed back to the model, and its span still says it failed
+      expect(traced.spans.map((span) => `${span.name}: ${ended(span)}`).filter((line) => !line.endsWith("success"))).toEqual([
+        "execute_tool fails: failure"
+      ])
     }))
 
   it.effect("the gen_ai attributes of each span", () =>
@@ -122,7 +125,12 @@ describe("spans of a run", () => {
       yield* Chain.run(start(), options).pipe(Effect.provide([twoRounds().layer, makeHandlers().layer, traced.layer]))
 
       const [agent] = named(traced.spans, "invoke_agent")
-      expect(attributes(agent)).toEqual({ "gen_ai.operation.name": "invoke_agent", "loopwork.run_count": 0 })
+      expect(attributes(agent)).toEqual({
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "loopwork",
+        "gen_ai.request.model": "scripted",
+        "loopwork.run_count": 0
+      })
 
       const chats = named(traced.spans, "chat scripted")
       expect(chats.map(attributes)).toEqual([
@@ -130,7 +138,7 @@ describe("spans of a run", () => {
           "gen_ai.operation.name": "chat",
           "gen_ai.provider.name": "loopwork",
           "gen_ai.request.model": "scripted",
-          "gen_ai.response.finish_reasons": ["tool-calls"],
+          "gen_ai.response.finish_reasons": ["tool_call"],
           "gen_ai.usage.input_tokens": 11,
           "gen_ai.usage.output_tokens": 3,
           "loopwork.call": 1
@@ -139,7 +147,7 @@ describe("spans of a run", () => {
           "gen_ai.operation.name": "chat",
           "gen_ai.provider.name": "loopwork",
           "gen_ai.request.model": "scripted",
-          "gen_ai.response.finish_reasons": ["tool-calls"],
+          "gen_ai.response.finish_reasons": ["tool_call"],
           "gen_ai.usage.input_tokens": 25,
           "gen_ai.usage.output_tokens": 4,
           "loopwork.call": 2
@@ -166,7 +174,10 @@ describe("spans of a run", () => {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": name,
         "gen_ai.tool.call.id": id,
-        "loopwork.tool.status": status
+        "gen_ai.tool.type": "function",
+        "loopwork.tool.status": status,
+        // the handler failed with a string: the failure's kind
+        ...(status === "failed" ? { "error.type": "handler" } : {})
       })))
     }))
 
@@ -388,7 +399,7 @@ describe("no spans when no one can see them", () => {
 })
 
 describe("ensembles", () => {
-  it.effect("one invoke_agent per task, each with its own chat and tool spans", () =>
+  it.effect("an invoke_workflow root, a task span per task, and under it the task's invoke_agent named after the role", () =>
     Effect.gen(function*() {
       const traced = recording()
       const model = ChatModel.scripted([
@@ -405,8 +416,19 @@ describe("ensembles", () => {
         return yield* Ensemble.run(ensemble)
       }).pipe(Effect.provide([model.layer, makeHandlers().layer, traced.layer]))
       expect(output.raw).toBe("Two paragraphs.")
-      const agents = named(traced.spans, "invoke_agent")
-      expect(agents).toHaveLength(2)
+      expect(tree(traced.spans).filter((line) => !line.includes("db.query"))).toEqual([
+        "invoke_workflow",
+        "  task Researcher",
+        "    invoke_agent Researcher",
+        "      chat scripted",
+        "      execute_tool lookup",
+        "      chat scripted",
+        "  task Writer",
+        "    invoke_agent Writer",
+        "      chat scripted"
+      ])
+      const agents = traced.spans.filter((span) => span.name.startsWith("invoke_agent "))
+      expect(agents.map((span) => span.attributes.get("gen_ai.agent.name"))).toEqual(["Researcher", "Writer"])
       const under = (root: Tracer.NativeSpan) =>
         traced.spans.filter((span) => parentOf(span) === root).map((span) => span.name)
       expect(agents.map(under)).toEqual([

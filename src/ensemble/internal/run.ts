@@ -20,6 +20,7 @@ import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 import { sequential } from "./sequential.ts"
 import { CurrentTaskRunner, remotely, type TaskRunner } from "./taskRunner.ts"
 import { checkHandlers, checkRun, resolveAll } from "./validate.ts"
+import { workflowSpan } from "../../internal/telemetry/ensembleSpans.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import {
   type BudgetExceededError,
@@ -186,5 +187,6 @@ export const run = (
     return output
   }).pipe(
     Effect.scoped,
-    Effect.tapError((error) => publish({ _tag: "EnsembleFailed", error: error._tag, message: error.message }))
+    Effect.tapError((error) => publish({ _tag: "EnsembleFailed", error: error._tag, message: error.message })),
+    (run) => workflowSpan(run, given)
   )

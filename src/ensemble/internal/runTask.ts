@@ -22,6 +22,7 @@ import { messageOf } from "../../internal/describe.ts"
 import { forLog } from "../../internal/redact.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { decodeText } from "../../internal/structured/decode.ts"
+import { taskSpan } from "../../internal/telemetry/ensembleSpans.ts"
 
 /** @internal a task with its templates filled */
 export interface ResolvedTask {
@@ -119,7 +120,7 @@ export const runTask = (
       ...(jsonSchema === undefined ? {} : { jsonSchema })
     })
   }).copy({ toolkit }) // handlers: required by Ensemble.run's type, resolved at run time
-  const observed = observe(task, work(task, chain, system, jsonSchema))
+  const observed = taskSpan(observe(task, work(task, chain, system, jsonSchema)), agent.role)
   if (agent.llm === undefined) return observed
   const built = models?.get(agent.llm)
   return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)

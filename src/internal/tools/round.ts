@@ -12,7 +12,8 @@ import type { Prompt } from "effect/ai"
 import { emitTo, isActive, Observer } from "../../RunEvent.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 import * as JsonBounds from "../jsonBounds.ts"
-import { isTraced, spanText } from "../tracing.ts"
+import { toolSpan } from "../telemetry/toolSpan.ts"
+import { isTraced } from "../tracing.ts"
 import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
@@ -43,9 +44,6 @@ const statusOf = (settled: Settled) =>
     : settled.isFailure
     ? "failed" as const
     : "succeeded" as const
-
-const annotateSettled = (settled: Settled): Effect.Effect<void> =>
-  Effect.annotateCurrentSpan("loopwork.tool.status", statusOf(settled))
 
 /** `settle`, reported to the round's observer: started, then finished with the status and duration. */
 const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: CallState | undefined) =>
@@ -78,16 +76,7 @@ const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | unde
   }
   const run = ctx.observer === undefined ? settle(ctx, call, state) : observed(ctx, ctx.observer, call, state)
   if (!ctx.traced) return run
-  // The tool name and id come from the model: bounded and redacted before they reach a span.
-  return Effect.tap(run, annotateSettled).pipe(
-    Effect.withSpan(`execute_tool ${spanText(call.name)}`, {
-      attributes: {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": spanText(call.name),
-        "gen_ai.tool.call.id": call.id
-      }
-    }, { captureStackTrace: false })
-  )
+  return toolSpan(ctx.services, call, ctx.compiled.byName.get(call.name)?.tool.description, run, statusOf)
 }
 
 const emptyMessages: ReadonlyArray<Prompt.Message> = []

@@ -1,0 +1,59 @@
+/**
+ * What a model turn's response parts say about the call, for events, spans
+ * and metrics: the finish part's reason and token usage, and the
+ * `response-metadata` part's response id and model.
+ *
+ * @internal
+ */
+import type { Response } from "effect/ai"
+import type { Usage } from "../../RunEvent.ts"
+import { spanText } from "../tracing.ts"
+
+/**
+ * The finish part's reason and usage, if any.
+ *
+ * @internal
+ */
+export const finishOf = (
+  parts: ReadonlyArray<Response.AnyPart>
+): { readonly reason: Response.FinishReason; readonly usage: Usage } => {
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const part = parts[i]
+    if (part.type === "finish") {
+      const usage: { inputTokens?: number; outputTokens?: number } = {}
+      if (part.usage.inputTokens.total !== undefined) usage.inputTokens = part.usage.inputTokens.total
+      if (part.usage.outputTokens.total !== undefined) usage.outputTokens = part.usage.outputTokens.total
+      return { reason: part.reason, usage }
+    }
+  }
+  return { reason: "unknown", usage: {} }
+}
+
+/**
+ * The response's id and model as the provider reported them (the first
+ * `response-metadata` part that has each), bounded and redacted for spans
+ * and metrics.
+ *
+ * @internal
+ */
+export const metadataOf = (
+  parts: ReadonlyArray<Response.AnyPart>
+): { readonly id: string | undefined; readonly model: string | undefined } => {
+  let id: string | undefined
+  let model: string | undefined
+  for (const part of parts) {
+    if (part.type !== "response-metadata") continue
+    if (id === undefined && typeof part.id === "string" && part.id.length > 0) id = spanText(part.id)
+    if (model === undefined && typeof part.modelId === "string" && part.modelId.length > 0) model = spanText(part.modelId)
+  }
+  return { id, model }
+}
+
+/**
+ * A finish reason as the conventions spell it (`tool_call`,
+ * `content_filter`); other reasons as effect/ai gives them.
+ *
+ * @internal
+ */
+export const conventionalReason = (reason: string): string =>
+  reason === "tool-calls" ? "tool_call" : reason === "content-filter" ? "content_filter" : reason
