@@ -1,12 +1,29 @@
 /**
  * The bridge from Vercel AI SDK providers to the `ChatModel` port. Every
  * language model of the AI SDK's provider specifications v2, v3 and v4
- * (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/google`,
- * `@ai-sdk/openai-compatible` for Ollama, vLLM or llama.cpp, … in their 2.x,
- * 3.x and 4.x versions, used by `ai` 5, 6 and 7) becomes a `ChatModel`, for
- * whole responses (`doGenerate`) and streams (`doStream`). v2 and v3 models
- * are seen as v4 ones: file data, v2's finish reasons and flat usage are
- * converted.
+ * becomes a `ChatModel`, for whole responses (`doGenerate`) and streams
+ * (`doStream`):
+ *
+ * | `@ai-sdk/*` providers | used by | specification |
+ * |---|---|---|
+ * | 4.x | `ai` 7 | v4 |
+ * | 3.x | `ai` 6 | v3 |
+ * | 2.x | `ai` 5 | v2 |
+ *
+ * The providers are `@ai-sdk/openai`, `@ai-sdk/anthropic`, `@ai-sdk/google`,
+ * `@ai-sdk/openai-compatible` (for Ollama, vLLM or llama.cpp), and so on.
+ *
+ * The three versions give the same results, usage, finish reasons and
+ * failures, and the provider is sent the same request: a v2 or v3 model is
+ * seen as a v4 one, once, in `make` (file data goes bare; a failed tool
+ * result goes as the JSON `{ "error": … }` the 4.x packages send, where the
+ * older OpenAI packages would send the bare value; v2's string finish
+ * reasons and flat usage come back in v4's shape). A v4 model is called as
+ * it is. Anything else (a v1
+ * model of `ai` 4, a plain object) is a type error, and from JavaScript an
+ * `InvalidInput`. The types come from `@ai-sdk/provider` 4, which exports
+ * all three; a provider's own nested copy of `@ai-sdk/provider` 2 or 3 is
+ * fine.
  *
  * The bridge calls the provider directly, without the `ai` package: it makes
  * exactly one HTTP request per model call. Retries are the run's business
@@ -41,7 +58,7 @@
  *
  * @since 0.1.0
  */
-import type { LanguageModelV4, LanguageModelV4CallOptions } from "@ai-sdk/provider"
+import type { LanguageModelV2, LanguageModelV3, LanguageModelV4, LanguageModelV4CallOptions } from "@ai-sdk/provider"
 import { Duration, Effect, Layer, Stream } from "effect"
 import type { Response } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
@@ -60,7 +77,8 @@ import * as ToProvider from "./internal/toProvider.ts"
  * - `structuredOutputs`: the model has a JSON mode for a run's `output`
  *   (default: true for `openai.*` providers).
  * - `callOptions`: passed to every call as they are (`temperature`,
- *   `maxOutputTokens`, `providerOptions`, `headers`, …).
+ *   `maxOutputTokens`, `providerOptions`, `headers`, …). `reasoning` is a
+ *   v4 option: a v2 or v3 model ignores it (use its `providerOptions`).
  *
  * @example
  * ```ts
@@ -83,6 +101,25 @@ export interface Options {
   readonly structuredOutputs?: boolean | undefined
   readonly callOptions?: Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "toolChoice" | "abortSignal"> | undefined
 }
+
+/**
+ * The AI SDK language models the bridge takes: those of provider
+ * specifications v2 (`@ai-sdk/*` 2.x, `ai` 5), v3 (3.x, `ai` 6) and v4
+ * (4.x, `ai` 7). A model typed by its provider's own nested copy of
+ * `@ai-sdk/provider` 2 or 3 is one too.
+ *
+ * @example
+ * ```ts
+ * import { createOpenAI } from "@ai-sdk/openai"
+ * import { AiSdkModel } from "loopwork/ai-sdk"
+ *
+ * const model: AiSdkModel.LanguageModel = createOpenAI({ apiKey: "sk-..." }).chat("gpt-4.1-mini")
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type LanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4
 
 // -----------------------------------------------------------------------------
 // Request: effect/ai prompt and tools → provider call options
@@ -196,37 +233,65 @@ export const failureOf = Errors.failureOf
 // -----------------------------------------------------------------------------
 
 /**
- * A `ChatModel` calling `model`, a language model of specification v2, v3
- * or v4 (the v2 and v3 ones are converted to v4 once, here). Fails with
- * `InvalidInput` for anything else (`model.specificationVersion`).
+ * A `ChatModel` calling `model`, a language model of provider specification
+ * v2, v3 or v4 (see {@link LanguageModel}). A v4 model is called as it is; a
+ * v2 or v3 model is seen as a v4 one through a small adapter made once, here,
+ * so a run gets the same results, usage, finish reasons and failures, and the
+ * provider is sent the same requests, whichever line the package is of.
+ * Fails with `InvalidInput` for anything else: a model of another
+ * specification (`specificationVersion` "v1" of `ai` 4, …), or a value
+ * without `doGenerate` and `doStream` methods.
  *
  * @example
  * ```ts
  * import { createOpenAI } from "@ai-sdk/openai"
  * import { AiSdkModel } from "loopwork/ai-sdk"
  *
+ * // @ai-sdk/openai 4.x (v4), 3.x (v3) or 2.x (v2): the same call
  * const model = AiSdkModel.make(createOpenAI({ apiKey: "sk-..." }).chat("gpt-4.1-mini"))
  * ```
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (
-  model: OlderSpecs.AnyLanguageModel,
-  options?: Options
-): Effect.Effect<ChatModel["Service"], InvalidInput> => {
-  const version: unknown = (model as { readonly specificationVersion?: unknown } | null)?.specificationVersion
-  if (version !== "v2" && version !== "v3" && version !== "v4") {
-    return Effect.fail(
-      new InvalidInput({
-        field: "model",
-        rule: "an AI SDK language model of specification v2, v3 or v4 (the @ai-sdk/* 2.x, 3.x or 4.x providers " +
-          "used by ai 5, 6 and 7)",
-        value: version
-      })
-    )
+export const make = (model: LanguageModel, options?: Options): Effect.Effect<ChatModel["Service"], InvalidInput> => {
+  const refused = refusal(model)
+  return refused === undefined ? Effect.succeed(service(OlderSpecs.asV4(model), options)) : Effect.fail(refused)
+}
+
+/** `object[key]`, or `undefined` for a value that is not an object or a property that throws when read. */
+const property = (object: unknown, key: string): unknown => {
+  if ((typeof object !== "object" && typeof object !== "function") || object === null) return undefined
+  try {
+    return (object as Record<string, unknown>)[key]
+  } catch {
+    return undefined
   }
-  return Effect.succeed(service(OlderSpecs.asV4(model), options))
+}
+
+/** Why `model` (from a JavaScript caller, perhaps) is not a language model the bridge takes, if it is not. */
+const refusal = (model: unknown): InvalidInput | undefined => {
+  const version = property(model, "specificationVersion")
+  if (version !== "v2" && version !== "v3" && version !== "v4") {
+    return new InvalidInput({
+      field: "model",
+      rule: "an AI SDK language model of specification v2, v3 or v4 (the @ai-sdk/* 2.x, 3.x or 4.x providers " +
+        "used by ai 5, 6 and 7); its specificationVersion is not one of them",
+      value: version
+    })
+  }
+  const doGenerate = typeof property(model, "doGenerate")
+  const doStream = typeof property(model, "doStream")
+  if (doGenerate !== "function" || doStream !== "function") {
+    return new InvalidInput({
+      field: "model",
+      rule: `an AI SDK language model of specification ${version} has doGenerate and doStream methods; ` +
+        "pass the model a provider returns (e.g. createOpenAI(...).chat(id)), not a plain object",
+      // What was found, not the value itself: a model object may hold its provider's settings.
+      value: { specificationVersion: version, doGenerate, doStream }
+    })
+  }
+  return undefined
 }
 
 /** The `ChatModel` of a (v4, or seen as v4) model. */
@@ -317,7 +382,9 @@ const streamWith = (model: LanguageModelV4, built: Build, timeout: Duration.Dura
   }
 
 /**
- * A layer providing `ChatModel` through an AI SDK language model.
+ * A layer providing `ChatModel` through an AI SDK language model of
+ * specification v2, v3 or v4 (`@ai-sdk/*` 2.x, 3.x or 4.x): {@link make} as
+ * a layer, failing with `InvalidInput` for anything else.
  *
  * @example
  * ```ts
@@ -335,5 +402,5 @@ const streamWith = (model: LanguageModelV4, built: Build, timeout: Duration.Dura
  * @category constructors
  * @since 0.1.0
  */
-export const fromAiSdk = (model: OlderSpecs.AnyLanguageModel, options?: Options): Layer.Layer<ChatModel, InvalidInput> =>
+export const fromAiSdk = (model: LanguageModel, options?: Options): Layer.Layer<ChatModel, InvalidInput> =>
   Layer.effect(ChatModel, make(model, options))

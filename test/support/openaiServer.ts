@@ -36,6 +36,10 @@ export interface ScriptedToolCall {
 export interface ScriptedUsage {
   readonly input: number
   readonly output: number
+  /** Of `input`, how many were read from the prompt cache (`cached_tokens`; default 0). */
+  readonly cached?: number
+  /** Of `output`, how many were reasoning (`reasoning_tokens`; default 0). */
+  readonly reasoning?: number
 }
 
 /**
@@ -443,8 +447,13 @@ const chatUsage = (usage: ScriptedUsage) => ({
   prompt_tokens: usage.input,
   completion_tokens: usage.output,
   total_tokens: usage.input + usage.output,
-  prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 }
+  prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
+  completion_tokens_details: {
+    reasoning_tokens: usage.reasoning ?? 0,
+    audio_tokens: 0,
+    accepted_prediction_tokens: 0,
+    rejected_prediction_tokens: 0
+  }
 })
 
 /** A `chat.completion` object (non-streaming answer). */
@@ -522,9 +531,9 @@ const chatCompletionChunks = (reply: ResolvedReply, withUsage: boolean): Readonl
 
 const responsesUsage = (usage: ScriptedUsage) => ({
   input_tokens: usage.input,
-  input_tokens_details: { cached_tokens: 0 },
+  input_tokens_details: { cached_tokens: usage.cached ?? 0 },
   output_tokens: usage.output,
-  output_tokens_details: { reasoning_tokens: 0 },
+  output_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
   total_tokens: usage.input + usage.output
 })
 

@@ -1,19 +1,34 @@
 /**
  * Language models of the AI SDK's provider specifications v2 (`ai` 5, the
  * `@ai-sdk/*` 2.x packages) and v3 (`ai` 6, 3.x) seen as v4 models, so the
- * bridge has one code path. Built once per model in `AiSdkModel.make`; a v4
- * model is used as it is.
+ * bridge has one code path. `asV4` runs once per model in `AiSdkModel.make`;
+ * a v4 model is used as it is (nothing is wrapped, nothing is allocated per
+ * call).
  *
- * What differs, and is converted here:
- * - request: a file part's data is the bare value (bytes, base64 text or a
- *   URL) in v2/v3, a tagged `{ type: "data" | "url", … }` in v4;
- * - response (v2 only): the finish reason is a string (`"unknown"` becomes
- *   `"other"`), and usage is flat (`inputTokens`, `outputTokens`,
+ * What differs between the specifications in what the bridge sends and
+ * reads, and what is done about it (checked against the `@ai-sdk/provider`
+ * 2.0, 3.0 and 4.0 type definitions):
+ * - a file part's data is the bare value (bytes, base64 text or a URL) in
+ *   v2/v3, a tagged `{ type: "data" | "url", … }` in v4: made bare;
+ * - a failed tool result (`error-text` / `error-json` output) has the same
+ *   form in the three, but the 2.x/3.x OpenAI packages send its value bare,
+ *   so the model cannot tell it from a success, where the 4.x packages send
+ *   `{ "error": value }`. An older model is given the failure as the JSON
+ *   `{ error: value }` (`error-json`), so every version sends what 4.x sends;
+ * - v2's finish reason is a string (`"unknown"` becomes `"other"`; v2 has no
+ *   raw reason) and its usage is flat (`inputTokens`, `outputTokens`,
  *   `reasoningTokens`, `cachedInputTokens`), in whole responses and in the
- *   stream's `finish` part.
- * Everything else the bridge reads (content parts, stream parts, tool
- * definitions, tool results, the JSON response format) has the same shape
- * in the three versions.
+ *   stream's `finish` part: converted to v4's `{ unified, raw }` and nested
+ *   usage (uncached input = input − cached, text output = output −
+ *   reasoning, when both are known);
+ * - a file in a response is bare in v2/v3: the bridge reads no file content,
+ *   so it is left as it is.
+ * The same in the three versions, so passed as they are: the other prompt
+ * parts, the text/json tool-result outputs, function tool definitions
+ * (`inputSchema`; provider tools, named differently, are never sent), the
+ * tool choice, the JSON response format, the content parts and the stream
+ * parts the bridge reads (text, reasoning, tool calls, error). v4's
+ * `reasoning` call option has no v2/v3 counterpart: an older model ignores it.
  *
  * @internal
  */
@@ -27,40 +42,69 @@ import type {
   LanguageModelV4FinishReason,
   LanguageModelV4Message,
   LanguageModelV4StreamPart,
+  LanguageModelV4ToolResultOutput,
   LanguageModelV4Usage
 } from "@ai-sdk/provider"
 
 /** @internal a language model of any accepted specification */
 export type AnyLanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4
 
-/** The v2/v3 form of a v4 file part's data. */
+type Part = Exclude<LanguageModelV4Message["content"], string>[number]
+
+/** `items` with `f` applied to each, or `items` itself when `f` changed none. */
+const mapChanged = <A>(items: ReadonlyArray<A>, f: (item: A) => A): ReadonlyArray<A> => {
+  let changed: Array<A> | undefined
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!
+    const next = f(item)
+    if (changed === undefined && next !== item) changed = items.slice(0, i)
+    changed?.push(next)
+  }
+  return changed ?? items
+}
+
+/** The v2/v3 form of a v4 file part's data (kinds v2/v3 lack go as they are, as `ai` 7 does). */
 const bareData = (data: unknown): unknown => {
   if (typeof data !== "object" || data === null) return data
   const tagged = data as { readonly type?: unknown; readonly data?: unknown; readonly url?: unknown }
   return tagged.type === "data" ? tagged.data : tagged.type === "url" ? tagged.url : data
 }
 
-const hasFile = (message: LanguageModelV4Message): boolean =>
-  typeof message.content !== "string" && message.content.some((part) => part.type === "file")
+/** @internal a tool result's output as an older model is given it: a failure as the JSON `{ error: value }` */
+export const olderOutput = (output: LanguageModelV4ToolResultOutput): LanguageModelV4ToolResultOutput =>
+  output.type === "error-text" || output.type === "error-json"
+    ? { type: "error-json", value: { error: output.value } }
+    : output
 
-/** The call options as a v2/v3 model takes them (file data bare); the same object when there is no file. */
-const olderOptions = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
-  if (!options.prompt.some(hasFile)) return options
-  const prompt = options.prompt.map((message) =>
-    !hasFile(message) ? message : {
-      ...message,
-      content: (message.content as ReadonlyArray<{ readonly type: string; readonly data?: unknown }>).map((part) =>
-        part.type === "file" ? { ...part, data: bareData(part.data) } : part
-      )
+const olderPart = (part: Part): Part => {
+  switch (part.type) {
+    case "file":
+      return { ...part, data: bareData(part.data) } as Part
+    case "tool-result": {
+      const output = olderOutput(part.output)
+      return output === part.output ? part : { ...part, output }
     }
-  )
-  return { ...options, prompt: prompt as LanguageModelV4CallOptions["prompt"] }
+    default:
+      return part
+  }
 }
 
-/** @internal a v2 finish reason as v4 has it */
+const olderMessage = (message: LanguageModelV4Message): LanguageModelV4Message => {
+  if (typeof message.content === "string") return message
+  const content = mapChanged<Part>(message.content, olderPart)
+  return content === message.content ? message : { ...message, content } as LanguageModelV4Message
+}
+
+/** @internal the call options as a v2/v3 model takes them; the same object when nothing differs */
+export const olderOptions = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
+  const prompt = mapChanged(options.prompt, olderMessage)
+  return prompt === options.prompt ? options : { ...options, prompt: prompt as LanguageModelV4CallOptions["prompt"] }
+}
+
+/** @internal a v2 finish reason as v4 has it (v2 reports no raw reason) */
 export const finishReasonV2 = (reason: LanguageModelV2FinishReason): LanguageModelV4FinishReason => ({
   unified: reason === "unknown" ? "other" : reason,
-  raw: reason
+  raw: undefined
 })
 
 /** @internal v2's flat usage as v4's */
@@ -82,12 +126,23 @@ export const usageV2 = (usage: LanguageModelV2Usage): LanguageModelV4Usage => {
   }
 }
 
-/** A v2 stream part as v4 has it: only `finish` differs. */
-const streamPartV2 = (part: LanguageModelV4StreamPart): LanguageModelV4StreamPart => {
-  if (part.type !== "finish") return part
-  const older = part as unknown as { readonly finishReason: LanguageModelV2FinishReason; readonly usage: LanguageModelV2Usage }
-  return { ...part, finishReason: finishReasonV2(older.finishReason), usage: usageV2(older.usage) }
+/** What v2 has in place of v4's finish reason and usage (whole responses and `finish` parts). */
+interface FlatFinish {
+  readonly finishReason: LanguageModelV2FinishReason
+  readonly usage: LanguageModelV2Usage
 }
+
+/** @internal a v2 stream part as v4 has it: only `finish` differs */
+export const streamPartV2 = (part: LanguageModelV4StreamPart): LanguageModelV4StreamPart => {
+  if (part.type !== "finish") return part
+  const flat = part as unknown as FlatFinish
+  return { ...part, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage) }
+}
+
+const toV4Stream = () =>
+  new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+    transform: (part, controller) => controller.enqueue(streamPartV2(part))
+  })
 
 /**
  * @internal `model` as a v4 model: itself when it is one; for v2 and v3, a
@@ -95,6 +150,7 @@ const streamPartV2 = (part: LanguageModelV4StreamPart): LanguageModelV4StreamPar
  */
 export const asV4 = (model: AnyLanguageModel): LanguageModelV4 => {
   if (model.specificationVersion === "v4") return model
+  // Called with options converted back to the model's own forms, and (v2) its answers converted up.
   const older = model as unknown as LanguageModelV4
   const v2 = model.specificationVersion === "v2"
   return {
@@ -104,23 +160,18 @@ export const asV4 = (model: AnyLanguageModel): LanguageModelV4 => {
     get supportedUrls() {
       return older.supportedUrls
     },
-    doGenerate: async (options) => {
-      const result = await older.doGenerate(olderOptions(options))
-      if (!v2) return result
-      const flat = result as unknown as { readonly finishReason: LanguageModelV2FinishReason; readonly usage: LanguageModelV2Usage }
-      return { ...result, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage) }
-    },
-    doStream: async (options) => {
-      const result = await older.doStream(olderOptions(options))
-      if (!v2) return result
-      return {
-        ...result,
-        stream: result.stream.pipeThrough(
-          new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-            transform: (part, controller) => controller.enqueue(streamPartV2(part))
-          })
-        )
+    doGenerate: v2
+      ? async (options) => {
+        const result = await older.doGenerate(olderOptions(options))
+        const flat = result as unknown as FlatFinish
+        return { ...result, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage) }
       }
-    }
+      : (options) => older.doGenerate(olderOptions(options)),
+    doStream: v2
+      ? async (options) => {
+        const result = await older.doStream(olderOptions(options))
+        return { ...result, stream: result.stream.pipeThrough(toV4Stream()) }
+      }
+      : (options) => older.doStream(olderOptions(options))
   }
 }
