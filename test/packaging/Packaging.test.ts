@@ -2,7 +2,8 @@
  * The AI SDK is optional: importing `loopwork`, `loopwork/ensemble`,
  * `loopwork/testing` or even `loopwork/ai-sdk` loads none of it
  * (`@ai-sdk/provider` is used for types only, and the provider package is the
- * user's).
+ * user's). Likewise only `loopwork/mcp` loads the MCP client, and it loads
+ * no package besides `effect`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
@@ -45,6 +46,22 @@ describe("packaging", () => {
     expect(durable.filter((url) => url.includes("@effect/sql-pg"))).toEqual([])
     const postgres = await loadedBy("loopwork/durable/postgres")
     expect(postgres.some((url) => url.includes("/@effect/sql-pg/"))).toBe(true)
+  })
+
+  it("loopwork, loopwork/ensemble and loopwork/testing load nothing of loopwork/mcp (its modules, node:child_process)", async () => {
+    const loaded = await loadedBy("loopwork", "loopwork/ensemble", "loopwork/testing")
+    expect(loaded.some((url) => url.endsWith("/src/index.ts"))).toBe(true)
+    // effect/ai's own McpClient module is loaded by any import of "effect/ai"; loopwork/mcp's code is not.
+    expect(loaded.filter((url) => /\/src\/mcp\/|@modelcontextprotocol|child_process/.test(url))).toEqual([])
+    const mcp = await loadedBy("loopwork/mcp")
+    expect(mcp.some((url) => url.endsWith("/src/mcp/McpTools.ts"))).toBe(true)
+    expect(mcp).toContain("node:child_process")
+  })
+
+  it("loopwork/mcp runs on effect's own MCP client: it loads no @modelcontextprotocol/sdk or @effect/platform-* module", async () => {
+    const loaded = await loadedBy("loopwork/mcp")
+    expect(loaded.some((url) => url.includes("/effect/dist/ai/McpClient"))).toBe(true)
+    expect(loaded.filter((url) => url.includes("@modelcontextprotocol") || url.includes("@effect/platform"))).toEqual([])
   })
 
   it("loopwork/ai-sdk loads no AI SDK module either (types only)", async () => {

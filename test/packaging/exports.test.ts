@@ -1,6 +1,6 @@
 /**
  * The public surface, as a user imports it: every namespace of `loopwork`,
- * `loopwork/ensemble`, `loopwork/ai-sdk`, `loopwork/durable`, `loopwork/durable/postgres` and `loopwork/testing`, with its run-time exports
+ * `loopwork/ensemble`, `loopwork/ai-sdk`, `loopwork/mcp`, `loopwork/durable`, `loopwork/durable/postgres` and `loopwork/testing`, with its run-time exports
  * (`Object.keys` of the namespace object) and its type-only exports (read by
  * the TypeScript checker), compared with `test/fixtures/exports.json`.
  *
@@ -21,6 +21,7 @@ import * as AiSdk from "loopwork/ai-sdk"
 import * as Durable from "loopwork/durable"
 import * as DurablePostgres from "loopwork/durable/postgres"
 import * as Ensemble from "loopwork/ensemble"
+import * as Mcp from "loopwork/mcp"
 import * as Testing from "loopwork/testing"
 
 type Surface = Record<string, Record<string, { values: Array<string>; types: Array<string> }>>
@@ -29,6 +30,7 @@ const entries: Record<string, object> = {
   "loopwork": Loopwork,
   "loopwork/ensemble": Ensemble,
   "loopwork/ai-sdk": AiSdk,
+  "loopwork/mcp": Mcp,
   "loopwork/durable": Durable,
   "loopwork/durable/postgres": DurablePostgres,
   "loopwork/testing": Testing

@@ -1,0 +1,46 @@
+/**
+ * effect's `McpClientError` as loopwork's MCP errors: its reason's tag, and
+ * a bounded detail made of its message and the message of its cause.
+ *
+ * @internal
+ */
+import type { McpClientError } from "effect/ai"
+import { messageOf } from "../../internal/describe.ts"
+import { type CallFailureReason, McpCallFailed, McpConnectionError } from "../McpError.ts"
+
+/** The most characters of a detail kept. */
+const maxDetail = 2_000
+
+/**
+ * `text` cut to `max` characters, saying how many were left out.
+ *
+ * @internal
+ */
+export const bounded = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, max)}… (${(text.length - max).toLocaleString("en-US")} more characters)`
+
+const detailOf = (error: McpClientError.McpClientError): string => {
+  const reason = error.reason
+  const own = messageOf(reason)
+  const cause: unknown = "cause" in reason ? reason.cause : undefined
+  const extra = cause === undefined ? "" : messageOf(cause)
+  return bounded(extra === "" || own.includes(extra) ? own : `${own}: ${extra}`, maxDetail)
+}
+
+/**
+ * A failure to connect or list tools.
+ *
+ * @internal
+ */
+export const connectionError = (
+  operation: "connect" | "list-tools",
+  error: McpClientError.McpClientError
+): McpConnectionError => new McpConnectionError({ operation, reason: error.reason._tag, detail: detailOf(error) })
+
+/**
+ * A failure of a call of tool `tool`.
+ *
+ * @internal
+ */
+export const callFailed = (tool: string, error: McpClientError.McpClientError): McpCallFailed =>
+  new McpCallFailed({ tool, reason: error.reason._tag satisfies CallFailureReason, detail: detailOf(error) })

@@ -1,0 +1,106 @@
+/**
+ * Screened MCP tools as an effect/ai toolkit and its handler layer, the
+ * shape the loop runs: each tool a `Tool.dynamic` with the server's JSON
+ * Schema (sent to the model as it is; the server validates the arguments),
+ * a text success and {@link CallError} as its failure; each handler calls
+ * the server through the client and classifies the answer.
+ *
+ * @internal
+ */
+import { type Duration, Effect, type JsonSchema, type Layer, Predicate, Schema } from "effect"
+import { type McpClient, type McpSchema, Tool, Toolkit } from "effect/ai"
+import * as ToolTimeout from "../../ToolTimeout.ts"
+import { CallError, McpCallFailed, McpToolFailed } from "../McpError.ts"
+import { bounded, callFailed } from "./failures.ts"
+import { textOf } from "./result.ts"
+import type { Accepted } from "./screen.ts"
+
+/**
+ * The tool type of an MCP tool.
+ *
+ * @internal
+ */
+export type McpTool = Tool.Tool<string, {
+  readonly parameters: typeof Schema.Unknown
+  readonly success: typeof Schema.String
+  readonly failure: typeof CallError
+  readonly failureMode: "error"
+}>
+
+/**
+ * The tools of an MCP toolkit, by name.
+ *
+ * @internal
+ */
+export type McpToolRecord = Record<string, McpTool>
+
+/** The call's arguments as an MCP arguments object (none: `{}`), or `undefined` when they are not one. */
+const argumentsOf = (params: unknown): Readonly<Record<string, unknown>> | undefined =>
+  params === undefined ? {} : Predicate.isObject(params) ? params as Record<string, unknown> : undefined
+
+/** A tool's answer as its handler's outcome. */
+const settle = (tool: string, result: McpSchema.CallToolResult, maxLength: number): Effect.Effect<string, CallError> => {
+  const read = textOf(result)
+  if ("problem" in read) return Effect.fail(new McpCallFailed({ tool, reason: "UnsupportedResult", detail: read.problem }))
+  if (result.isError === true) return Effect.fail(new McpToolFailed({ tool, text: bounded(read.text, maxLength) }))
+  if (read.text.length > maxLength) {
+    return Effect.fail(
+      new McpCallFailed({
+        tool,
+        reason: "ResultTooLarge",
+        detail: `the result has ${read.text.length.toLocaleString("en-US")} characters, more than limits.resultLength (${maxLength})`
+      })
+    )
+  }
+  return Effect.succeed(read.text)
+}
+
+const handlerFor = (client: McpClient.McpClient, { descriptor, name }: Accepted, maxLength: number) => (params: unknown) => {
+  const args = argumentsOf(params)
+  if (args === undefined) {
+    return Effect.fail(new McpCallFailed({ tool: name, reason: "InvalidArguments", detail: "the arguments must be a JSON object" }))
+  }
+  return client.callTool({ tool: descriptor, arguments: args }).pipe(
+    Effect.mapError((error): CallError => callFailed(name, error)),
+    Effect.flatMap((result) => settle(name, result, maxLength))
+  )
+}
+
+const toolFor = ({ descriptor, name }: Accepted, callTimeout: Duration.Input | undefined): McpTool => {
+  const tool: McpTool = Tool.dynamic(name, {
+    description: descriptor.description,
+    parameters: descriptor.inputSchema as JsonSchema.JsonSchema,
+    success: Schema.String,
+    failure: CallError,
+    failureMode: "error"
+  }).annotate(Tool.Strict, false)
+  return callTimeout === undefined ? tool : tool.annotate(ToolTimeout.Annotation, callTimeout)
+}
+
+/**
+ * What {@link build} makes.
+ *
+ * @internal
+ */
+export interface Built {
+  readonly toolkit: Toolkit.Toolkit<McpToolRecord>
+  readonly layer: Layer.Layer<Tool.HandlersFor<McpToolRecord>>
+}
+
+/**
+ * The toolkit of `accepted` and the layer of its handlers, which call
+ * through `client`.
+ *
+ * @internal
+ */
+export const build = (
+  client: McpClient.McpClient,
+  accepted: ReadonlyArray<Accepted>,
+  options: { readonly resultLength: number; readonly callTimeout: Duration.Input | undefined }
+): Built => {
+  const toolkit = Toolkit.make(...accepted.map((entry) => toolFor(entry, options.callTimeout))) as unknown as Toolkit.Toolkit<McpToolRecord>
+  // Null prototype: a tool named "__proto__" or "constructor" is a tool, nothing more.
+  const handlers: Record<string, ReturnType<typeof handlerFor>> = Object.create(null)
+  for (const entry of accepted) handlers[entry.name] = handlerFor(client, entry, options.resultLength)
+  return { toolkit, layer: toolkit.toLayer(handlers) }
+}
