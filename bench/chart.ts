@@ -1,7 +1,6 @@
 /**
- * Draws docs/performance.svg from a results JSON of ../shared/bench-peers
- * (`node run.mjs … --adapter bench/peers-adapter.mjs` writes one under its
- * results/ folder):
+ * Draws docs/performance.svg from a results JSON of the peers benchmark
+ * (`node run.mjs --out results/peers.json` in bench/peers/ writes one):
  *
  *   node bench/chart.ts path/to/results.json [docs/performance.svg]
  *

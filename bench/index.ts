@@ -9,8 +9,8 @@
  *
  * The cost of durability per store is bench/durable.ts (run last).
  *
- * The comparison with other agent libraries is ../shared/bench-peers with
- * bench/peers-adapter.mjs (see the README's Performance section).
+ * The comparison with other agent libraries is bench/peers/ (`npm run
+ * bench:peers`, see the README's Performance section).
  */
 import { execFileSync } from "node:child_process"
 import { fileURLToPath } from "node:url"

@@ -4,7 +4,7 @@
  *
  *   node --expose-gc bench/workload.ts <loopwork|floor> <w1|w2|w3|mem> [--quick]
  *
- * Prints one line `RESULT <json>`. The workloads follow ../shared/bench-peers:
+ * Prints one line `RESULT <json>`. The workloads are those of bench/peers/:
  * - w1: 10 rounds × 1 echo call, then text, no latency — µs per loop step
  *   (one model call plus its tool calls), median of 7 batches.
  * - w2: 1 round × 8 echo calls of 50 ms each — median wall time of a chain,

@@ -130,7 +130,7 @@ describe("StructuredOutput: the native strategy", () => {
       expect(lastUserText(model.requests[1]!.prompt)).toContain("reason")
       const reason = reasonOf(exit) as LoopError.OutputInvalid
       expect([reason._tag, reason.attempts, reason.raw]).toEqual(["OutputInvalid", 2, "not json"])
-      expect(reason.error).toContain("not JSON")
+      expect(reason.error).toContain("not valid JSON")
     }))
 
   it.effect("auto: native when the model says it supports it, the tool otherwise", () =>

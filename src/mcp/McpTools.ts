@@ -43,7 +43,7 @@
  *
  * @since 0.2.0
  */
-import { type Duration, Effect, type Layer, type Scope } from "effect"
+import { Effect, type Layer, type Scope } from "effect"
 import type { McpClient, Tool, Toolkit } from "effect/ai"
 import type { InvalidInput } from "../LoopError.ts"
 import type { ConnectError, McpToolRejected } from "./McpError.ts"
@@ -145,17 +145,7 @@ export type Limits = Options.Limits
  * @category models
  * @since 0.2.0
  */
-export interface ConnectOptions {
-  readonly name?: string | undefined
-  readonly version?: string | undefined
-  readonly prefix?: string | undefined
-  readonly include?: ReadonlyArray<string> | undefined
-  readonly invalidTools?: "fail" | "skip" | undefined
-  readonly protocol?: "2025-11-25" | "2026-07-28" | undefined
-  readonly timeout?: Duration.Input | undefined
-  readonly callTimeout?: Duration.Input | undefined
-  readonly limits?: Partial<Limits> | undefined
-}
+export interface ConnectOptions extends Options.Options {}
 
 /**
  * A snapshot of a connected server's tools: the `toolkit` to give a chain

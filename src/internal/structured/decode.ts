@@ -68,10 +68,15 @@ export const parseJson = (text: string): unknown => {
 const parseMessage = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
- * @internal `text` decoded by `schema`: its JSON when it has some, else the
- * text itself (a string Schema); fails with the decode error's message
+ * @internal `text` decoded by `schema`: its JSON (passed through `unwrap`)
+ * when it has some, else the text itself (a string Schema); fails with the
+ * decode error's message
  */
-export const decodeText = (schema: Schema.Codec<unknown, unknown>, text: string): Effect.Effect<unknown, string> => {
+export const decodeText = (
+  schema: Schema.Codec<unknown, unknown>,
+  text: string,
+  unwrap: (json: unknown) => unknown = (json) => json
+): Effect.Effect<unknown, string> => {
   let json: unknown
   try {
     json = parseJson(text)
@@ -81,7 +86,7 @@ export const decodeText = (schema: Schema.Codec<unknown, unknown>, text: string)
       Effect.mapError(() => `not valid JSON (${parseMessage(error)})`)
     )
   }
-  return decodeValue(schema, json)
+  return decodeValue(schema, unwrap(json))
 }
 
 /** @internal `value` decoded by `schema`; fails with the decode error's message */

@@ -18,7 +18,7 @@ import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import { isStructuredOutput, make, type OutputSchema, type StructuredOutput } from "../../StructuredOutput.ts"
 import { type Chain, text } from "../chain.ts"
 import { addUser } from "../chainInput.ts"
-import { decodeValue, parseJson } from "./decode.ts"
+import { decodeText, decodeValue } from "./decode.ts"
 
 /** One run of the mode on `chain` (the caller's options, without `output`). */
 type RunOnce<R> = (chain: Chain) => Effect.Effect<Outcome.Final, RunError, R>
@@ -38,20 +38,6 @@ const unwrap = (output: StructuredOutput<unknown>, given: unknown): unknown =>
   output.wrapped && typeof given === "object" && given !== null && Object.hasOwn(given, "value")
     ? (given as { readonly value: unknown }).value
     : given
-
-/** A text answer decoded: its JSON (unwrapped), else the text itself (a string output). */
-const decodeAnswer = (output: StructuredOutput<unknown>, answer: string): Effect.Effect<unknown, string> => {
-  let json: unknown
-  try {
-    json = parseJson(answer)
-  } catch (error) {
-    return Effect.mapError(
-      decodeValue(output.schema, answer.trim()),
-      () => `the answer is not JSON (${error instanceof Error ? error.message : String(error)})`
-    )
-  }
-  return decodeValue(output.schema, unwrap(output, json))
-}
 
 /** The final-answer tool: the output's JSON Schema as parameters, decoded by its handler, ending the loop. */
 const finalTool = (output: StructuredOutput<unknown>) =>
@@ -147,7 +133,7 @@ const attempt = <R>(
         ? outcome.extra.find((result) => result.name === output.name && !result.isFailure)
         : undefined
       const raw = called === undefined ? text(outcome.chain) : JSON.stringify(called.result) ?? "null"
-      const decoded = called === undefined ? decodeAnswer(output, raw) : decodeValue(output.schema, unwrap(output, called.result))
+      const decoded = called === undefined ? decodeText(output.schema, raw, (json) => unwrap(output, json)) : decodeValue(output.schema, unwrap(output, called.result))
       return Effect.matchEffect(decoded, {
         onSuccess: (value) => Effect.succeed(new Outcome.Ok(restore(outcome.chain), outcome.reason, outcome.extra, value) as Outcome.AnyOk),
         onFailure: (error) => {
