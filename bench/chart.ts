@@ -1,8 +1,8 @@
 /**
- * Draws docs/performance.svg from a results JSON of the peers benchmark
+ * Draws a chart (default bench/peers/results/peers.svg) from a results JSON of the peers benchmark
  * (`node run.mjs --out results/peers.json` in bench/peers/ writes one):
  *
- *   node bench/chart.ts path/to/results.json [docs/performance.svg]
+ *   node bench/chart.ts path/to/results.json [out.svg]
  *
  * Three panels, one bar per library: W1 µs per loop step (log scale), W3 wall
  * time for 1000 concurrent chains, W3 peak RSS. Lower is better everywhere.
@@ -23,7 +23,7 @@ interface Results {
   readonly runs: ReadonlyArray<{ readonly results: ReadonlyArray<Result> }>
 }
 
-const [input, output = "docs/performance.svg"] = process.argv.slice(2)
+const [input, output = "bench/peers/results/peers.svg"] = process.argv.slice(2)
 if (input === undefined) {
   console.error("usage: node bench/chart.ts results.json [out.svg]")
   process.exit(2)
