@@ -38,8 +38,11 @@
  *   tool calls), tool results (JSON or text, failures as error results);
  * - the response: text, reasoning, tool calls (arguments parsed from JSON; a
  *   malformed argument text is passed on as a string, which the tool's
- *   Schema rejects, so the model is told and can correct itself), usage and
- *   the finish reason;
+ *   Schema rejects, so the model is told and can correct itself), usage,
+ *   the finish reason, and the response's id, model and time (a
+ *   `response-metadata` part, whole or streamed, from which a traced run's
+ *   `chat` span takes `gen_ai.response.id` and `gen_ai.response.model`; the
+ *   id and model are cut to 256 characters, credentials redacted);
  * - errors: `LoopError.ModelCallFailed` with the provider's message, the HTTP
  *   `status`, `retryAfterMillis` (from `retry-after-ms` / `retry-after`) and
  *   `retryable`; an unfinished stream (no finish part, or the provider's
@@ -171,7 +174,9 @@ export const toProviderTools = ToProvider.toProviderTools
 // -----------------------------------------------------------------------------
 
 /**
- * The response parts of a provider's whole response.
+ * The response parts of a provider's whole response; given the result's
+ * `response` (its id, model id and time), a `response-metadata` part comes
+ * first.
  *
  * @example
  * ```ts
@@ -338,7 +343,7 @@ const generateWith = (model: LanguageModelV4, built: Build, timeout: Duration.Du
         Effect.flatMap((result) =>
           result.finishReason.unified === "interrupted"
             ? Effect.fail(Errors.unfinished)
-            : Effect.succeed(FromProvider.fromProviderContent(result.content, result.finishReason, result.usage))
+            : Effect.succeed(FromProvider.fromProviderContent(result.content, result.finishReason, result.usage, result.response))
         )
       )
     )

@@ -1,18 +1,24 @@
 /**
  * The response side of the AI SDK bridge: a provider's content (whole
  * responses) and stream parts mapped to `effect/ai` response parts, with the
- * finish reason and usage. `AiSdkModel` re-exports `fromProviderContent`.
+ * finish reason and usage, and the response's id, model and time as a
+ * `response-metadata` part (which the telemetry reads for
+ * `gen_ai.response.id` and `gen_ai.response.model`). `AiSdkModel`
+ * re-exports `fromProviderContent`.
  *
  * @internal
  */
 import type {
   LanguageModelV4Content,
   LanguageModelV4FinishReason,
+  LanguageModelV4ResponseMetadata,
   LanguageModelV4StreamPart,
   LanguageModelV4Usage
 } from "@ai-sdk/provider"
+import { DateTime } from "effect"
 import { Response } from "effect/ai"
 import * as Parts from "../../internal/parts.ts"
+import { spanText } from "../../internal/tracing.ts"
 import type { ModelCallFailed } from "../../LoopError.ts"
 import { failureOf } from "./errors.ts"
 
@@ -44,6 +50,23 @@ const usageOf = (usage: LanguageModelV4Usage): Response.Usage =>
     }
   })
 
+/** A provider's id or model id, if it is a non-empty string: bounded and redacted as any text a span may show. */
+const reported = (value: unknown): string | undefined =>
+  typeof value === "string" && value.length > 0 ? spanText(value) : undefined
+
+/** The provider's response id, model id and time as a `response-metadata` part; `undefined` when it reports none. */
+const responseMetadata = (
+  response: LanguageModelV4ResponseMetadata | undefined
+): Response.ResponseMetadataPart | undefined => {
+  if (typeof response !== "object" || response === null) return undefined
+  const id = reported(response.id)
+  const modelId = reported(response.modelId)
+  const time = response.timestamp
+  const timestamp = time instanceof Date && Number.isFinite(time.getTime()) ? DateTime.fromDateUnsafe(time) : undefined
+  if (id === undefined && modelId === undefined && timestamp === undefined) return undefined
+  return Response.makePart("response-metadata", { id, modelId, timestamp })
+}
+
 const contentPart = (part: LanguageModelV4Content): Response.AnyPart | undefined => {
   switch (part.type) {
     case "text":
@@ -60,15 +83,19 @@ const contentPart = (part: LanguageModelV4Content): Response.AnyPart | undefined
 }
 
 /**
- * @internal the response parts of a provider's whole response (public,
- * documented, as `AiSdkModel.fromProviderContent`)
+ * @internal the response parts of a provider's whole response, its
+ * `response` metadata first when it has any (public, documented, as
+ * `AiSdkModel.fromProviderContent`)
  */
 export const fromProviderContent = (
   content: ReadonlyArray<LanguageModelV4Content>,
   finishReason: LanguageModelV4FinishReason,
-  usage: LanguageModelV4Usage
+  usage: LanguageModelV4Usage,
+  response?: LanguageModelV4ResponseMetadata | undefined
 ): ReadonlyArray<Response.AnyPart> => {
   const parts: Array<Response.AnyPart> = []
+  const metadata = responseMetadata(response)
+  if (metadata !== undefined) parts.push(metadata)
   for (const part of content) {
     const mapped = contentPart(part)
     if (mapped !== undefined) parts.push(mapped)
@@ -92,6 +119,8 @@ export const streamPart = (part: LanguageModelV4StreamPart): Response.AnyPart | 
       return part.providerExecuted === true
         ? undefined
         : Parts.responseToolCall(part.toolCallId, part.toolName, parseArguments(part.input))
+    case "response-metadata":
+      return responseMetadata(part)
     case "finish":
       return Parts.responseFinish(finishReasonOf(part.finishReason), usageOf(part.usage))
     case "error":

@@ -146,7 +146,7 @@ const finishPart = (unified: LanguageModelV4FinishReason["unified"] = "stop"): L
 })
 
 describe("streams", () => {
-  it.effect("parts are mapped one by one; bookkeeping parts (stream-start, metadata, tool-input-*) are dropped", () =>
+  it.effect("parts are mapped one by one (the response's metadata included); bookkeeping parts (stream-start, tool-input-*, raw) are dropped", () =>
     Effect.gen(function*() {
       const model = fake([{
         stream: [
@@ -168,6 +168,7 @@ describe("streams", () => {
       }])
       const parts = yield* Stream.runCollect((yield* serviceOf(model)).stream(request("Hi", { tools })))
       expect(parts.map(view)).toEqual([
+        { type: "response-metadata" },
         { type: "reasoning-start", id: "r" },
         { type: "reasoning-delta", id: "r", delta: "hm" },
         { type: "reasoning-end", id: "r" },
