@@ -5,8 +5,10 @@ import { Effect, Fiber, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import type { Prompt } from "effect/ai"
 import { Chain, type ChatModel } from "../../src/index.ts"
+import { McpError } from "../../src/mcp/index.ts"
 import * as CustomMode from "../../examples/custom-mode.ts"
 import * as HumanInTheLoop from "../../examples/human-in-the-loop.ts"
+import * as Mcp from "../../examples/mcp.ts"
 import * as ResearchTeam from "../../examples/research-team.ts"
 import * as Quickstart from "../../examples/quickstart.ts"
 import * as OpenAiServer from "../support/openaiServer.ts"
@@ -186,6 +188,34 @@ describe("examples", () => {
     } finally {
       await server.close()
     }
+  })
+
+  it.live("mcp connects to the warehouse server over stdio; its isError answer reaches the model as a failed result", () =>
+    Effect.gen(function*() {
+      const { server, tools, outcome } = yield* Mcp.program
+      expect(server).toEqual({ name: "warehouse", version: "1.0.0" })
+      expect(tools).toEqual(["stock", "price"])
+      expect(outcome._tag).toBe("Ok")
+      expect(outcome.chain.runCount).toBe(2)
+      const unknown = "No item named 'samovar'. Known items: teapot, kettle, mug."
+      const [found, failed] = outcome.chain.lastToolResults
+      expect([found.name, found.isFailure, found.result]).toEqual(["stock", false, "12 units of teapot in stock"])
+      expect([failed.name, failed.isFailure, failed.failureOrigin]).toEqual(["stock", true, "handler"])
+      expect(failed.result).toBeInstanceOf(McpError.McpToolFailed)
+      expect(failed.result).toMatchObject({ tool: "stock", text: unknown })
+      expect(Chain.text(outcome.chain)).toBe(
+        `Teapots: 12 units of teapot in stock. Samovars: the warehouse could not tell me ("${unknown}").`
+      )
+    }))
+
+  it("examples/mcp.ts prints the run: the server's tools, the calls, the failed result", async () => {
+    const { stdout } = await run(process.execPath, ["--conditions=loopwork-source", "examples/mcp.ts"], { cwd: process.cwd() })
+    expect(stdout).toContain("server:    warehouse 1.0.0 · tools: stock, price")
+    expect(stdout).toContain("outcome:   Ok (done) after 2 model calls")
+    expect(stdout).toContain("→ stock({\"item\":\"samovar\"})")
+    expect(stdout).toContain("← stock: \"12 units of teapot in stock\"")
+    expect(stdout).toContain("✗ stock: {\"_tag\":\"McpToolFailed\",\"tool\":\"stock\",\"text\":\"No item named 'samovar'.")
+    expect(stdout).toContain("Samovars: the warehouse could not tell me")
   })
 
   it("the quick start prints the run", async () => {
