@@ -35,7 +35,12 @@
  * - a run's `output` in the native strategy: the request's `responseFormat`
  *   becomes the provider's JSON response format with the Schema;
  * - messages: system, user (text and files), assistant (text, reasoning,
- *   tool calls), tool results (JSON or text, failures as error results);
+ *   tool calls), tool results (JSON or text, failures as error results). A
+ *   long conversation is converted a step at a time: each call converts only
+ *   the messages added since the last, so the conversion does not grow with
+ *   the history. The provider gets a new array each call, but its
+ *   messages are shared between calls and frozen: a middleware that changes
+ *   a message must copy it;
  * - the response: text, reasoning, tool calls (arguments parsed from JSON; a
  *   malformed argument text is passed on as a string, which the tool's
  *   Schema rejects, so the model is told and can correct itself), usage,
@@ -69,6 +74,7 @@ import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 import * as Errors from "./internal/errors.ts"
 import * as FromProvider from "./internal/fromProvider.ts"
 import * as OlderSpecs from "./internal/olderSpecs.ts"
+import { makePromptCache } from "./internal/promptCache.ts"
 import * as ToProvider from "./internal/toProvider.ts"
 
 /**
@@ -299,12 +305,20 @@ const refusal = (model: unknown): InvalidInput | undefined => {
   return undefined
 }
 
+/**
+ * How many conversations' provider prompts a model keeps, to convert only
+ * each step's new messages (internal/promptCache.ts); beyond that, a new
+ * conversation takes the oldest one's place.
+ */
+const promptCacheSize = 32
+
 /** The `ChatModel` of a (v4, or seen as v4) model. */
 const service = (model: LanguageModelV4, options: Options | undefined): ChatModel["Service"] => {
   const timeout = options?.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout)
   // The request is built before the call: a prompt it cannot be built from fails at once, not retried.
+  const convert = makePromptCache(promptCacheSize)
   const built: Build = (request) =>
-    Effect.try({ try: () => ToProvider.callOptions(request, options?.callOptions), catch: Errors.unbuildable })
+    Effect.try({ try: () => ToProvider.callOptions(request, options?.callOptions, convert), catch: Errors.unbuildable })
   return ChatModel.of({
     info: {
       provider: model.provider,

@@ -96,6 +96,23 @@ const toolMessage = (message: Prompt.ToolMessage): LanguageModelV4Message | unde
 }
 
 /**
+ * @internal the provider message of one `effect/ai` message, or `undefined`
+ * when nothing of it goes to the provider (a tool message with no results left)
+ */
+export const toProviderMessage = (message: Prompt.Message): LanguageModelV4Message | undefined => {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content }
+    case "user":
+      return userMessage(message)
+    case "assistant":
+      return assistantMessage(message)
+    case "tool":
+      return toolMessage(message)
+  }
+}
+
+/**
  * @internal the provider prompt of an `effect/ai` prompt; provider-executed
  * tool calls and results, approval parts and emptied tool messages left out
  * (public, documented, as `AiSdkModel.toProviderPrompt`)
@@ -103,22 +120,8 @@ const toolMessage = (message: Prompt.ToolMessage): LanguageModelV4Message | unde
 export const toProviderPrompt = (prompt: Prompt.Prompt): LanguageModelV4Prompt => {
   const messages: Array<LanguageModelV4Message> = []
   for (const message of prompt.content) {
-    switch (message.role) {
-      case "system":
-        messages.push({ role: "system", content: message.content })
-        break
-      case "user":
-        messages.push(userMessage(message))
-        break
-      case "assistant":
-        messages.push(assistantMessage(message))
-        break
-      case "tool": {
-        const tool = toolMessage(message)
-        if (tool !== undefined) messages.push(tool)
-        break
-      }
-    }
+    const converted = toProviderMessage(message)
+    if (converted !== undefined) messages.push(converted)
   }
   return messages
 }
@@ -144,11 +147,16 @@ export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<L
 }
 
 /**
- * @internal the provider call of `request`: its prompt, its tools (only those
- * a `oneOf` choice allows) with the tool choice, on top of `settings`
+ * @internal the provider call of `request`: its prompt (through `convert`),
+ * its tools (only those a `oneOf` choice allows) with the tool choice, on top
+ * of `settings`
  */
-export const callOptions = (request: GenerateRequest, settings: CallSettings | undefined): LanguageModelV4CallOptions => {
-  const prompt = toProviderPrompt(request.prompt)
+export const callOptions = (
+  request: GenerateRequest,
+  settings: CallSettings | undefined,
+  convert: (prompt: Prompt.Prompt) => LanguageModelV4Prompt = toProviderPrompt
+): LanguageModelV4CallOptions => {
+  const prompt = convert(request.prompt)
   let tools = toProviderTools(request.tools)
   const choice = request.toolChoice
   let toolChoice: LanguageModelV4ToolChoice
