@@ -80,7 +80,7 @@ export const withToolMessage = (
 ): ReadonlyArray<Prompt.Message> => {
   let at = messages.length
   while (at > 0 && messages[at - 1].role !== "assistant") at--
-  if (at === 0 || at === messages.length) return [...messages, tool]
+  if (at === 0 || at === messages.length) return messages.concat([tool]) // a block copy (see appendTurn)
   return [...messages.slice(0, at), tool, ...messages.slice(at)]
 }
 
