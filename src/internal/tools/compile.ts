@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Duration, Effect, Schema } from "effect"
+import { Context, Duration, Effect, Schema } from "effect"
 import { Tool } from "effect/ai"
 import type { Toolkit } from "effect/ai"
 import * as ExternalTool from "../../ExternalTool.ts"
@@ -18,6 +18,8 @@ type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 /** @internal */
 export interface CompiledTool {
   readonly tool: Tool.Any
+  /** The key its handler is found under in a context (`toolkit.toLayer` puts it at the tool's id). */
+  readonly handlerKey: Context.Key<never, unknown>
   readonly behavior: ReturnBehavior.Kind
   readonly external: boolean
   readonly timeout: Duration.Duration | undefined
@@ -48,6 +50,7 @@ const timeoutOf = (tool: Tool.Any): Duration.Duration | undefined => {
 const compileTool = (tool: Tool.Any): CompiledTool => {
   return {
     tool,
+    handlerKey: Context.Service<never, unknown>(tool.id),
     behavior: ReturnBehavior.of(tool),
     external: ExternalTool.isExternal(tool),
     timeout: timeoutOf(tool),

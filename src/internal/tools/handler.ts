@@ -75,11 +75,27 @@ class TimedOut {
 /** Merged handler contexts, by the handler's own context and then the caller's (both immutable). */
 const merged = new WeakMap<Context.Context<never>, WeakMap<Context.Context<never>, Context.Context<never>>>()
 
+/** A handler's own services with their keys, read once per handler context. */
+const ownServices = new WeakMap<Context.Context<never>, ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]>>()
+
+const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]> => {
+  let services = ownServices.get(own)
+  if (services === undefined) {
+    services = Array.from(own.mapUnsafe, ([key, service]) => [Context.Service<never, unknown>(key), service] as const)
+    ownServices.set(own, services)
+  }
+  return services
+}
+
 /**
- * The handler's own context merged with the caller's, where a run inside
- * the handler (a sub-agent) does not report into this run's events. Made
- * once per pair: the handlers' context holds every handler of the toolkit,
- * so merging it on every call would cost in proportion to the tool count.
+ * The caller's context with the handler's own services it lacks (the
+ * caller's win, as in `Context.merge(own, input)`), where a run inside the
+ * handler (a sub-agent) does not report into this run's events. Made once
+ * per pair, and added on top of the caller's context rather than copied
+ * with it: the caller's context holds every handler of the toolkit, and a
+ * new run's is a new one, so a copy would cost each run in proportion to
+ * the tool count. A handler's own context is small (the services its layer
+ * was built with).
  */
 const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> => {
   let byInput = merged.get(own)
@@ -89,7 +105,11 @@ const handlerContext = (own: Context.Context<never>, input: Context.Context<neve
   }
   let context = byInput.get(input)
   if (context === undefined) {
-    context = Context.add(Context.merge(own, input), Observer, silent)
+    context = input
+    for (const [key, service] of servicesOf(own)) {
+      if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
+    }
+    context = Context.add(context, Observer, silent)
     byInput.set(input, context)
   }
   return context
@@ -237,7 +257,8 @@ export const invoke = (
   params: unknown,
   repairs: Repairs
 ): Effect.Effect<Settled> => {
-  const handler = ctx.services.mapUnsafe.get(entry.tool.id) as Handler | undefined
+  // Looked up by key, not through mapUnsafe, which would copy a context that has overlays.
+  const handler = Context.getOrUndefined(ctx.services, entry.handlerKey) as Handler | undefined
   if (handler === undefined) {
     return failWith(
       ctx,
