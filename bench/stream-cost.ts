@@ -1,27 +1,13 @@
 /**
- * What watching costs: the W1 script (10 echo rounds, then text) run as 3000 chains with
- * `Chain.run` and with `Chain.stream` (every event, and the chain document at the end).
+ * `npm run bench:stream`: what watching costs, alone — the stream target of
+ * `npm run bench` (bench/workloads/stream.ts: `Chain.stream` drained against
+ * `Chain.run` on the W1 script), the same as `npm run bench -- --only stream`.
  *
- *   npm run build && node bench/stream-cost.ts
+ *   npm run build && node bench/stream-cost.ts [--quick]
  */
-import { Effect, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
-import { Chain, ChatModel, Mode } from "loopwork"
-const Echo = Tool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
-const tk = Toolkit.make(Echo)
-const handlers = tk.toLayer({ echo: ({ text }) => Effect.succeed(text) })
-const turns: Array<ChatModel.ScriptedReply> = [...Array.from({ length: 10 }, (_, i) => ({ toolCalls: [{ name: "echo", params: { text: `t${i}` } }] })), { text: "done now" }]
-const model = ChatModel.scripted(turns, { repeat: true, record: 0 })
-const chain = Chain.make({ user: "go", toolkit: tk })
-const N = 3000
-const viaRun = Effect.forEach(Array.from({ length: N }), () => Chain.run(chain, { mode: Mode.whileNeedsResponse }), { discard: true })
-const viaStream = Effect.forEach(Array.from({ length: N }), () => Stream.runDrain(Chain.stream(chain, { mode: Mode.whileNeedsResponse })), { discard: true })
-const time = async (name: string, e: Effect.Effect<void, unknown, never>) => {
-  await Effect.runPromise(e)
-  const t = performance.now(); await Effect.runPromise(e); const ms = performance.now() - t
-  console.log(name, (ms * 1000 / (N * 11)).toFixed(2), "µs/step")
-}
-for (let i = 0; i < 2; i++) {
-  await time("run   ", viaRun.pipe(Effect.provide([model.layer, handlers])))
-  await time("stream", viaStream.pipe(Effect.provide([model.layer, handlers])))
-}
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+
+const index = fileURLToPath(new URL("./index.ts", import.meta.url))
+const child = spawnSync(process.execPath, [index, "--only", "stream", ...process.argv.slice(2)], { stdio: "inherit" })
+process.exit(child.status ?? 1)

@@ -18,8 +18,11 @@
 //   --node PATH         run the measured processes with this Node binary (default: the one running run.mjs)
 //   --timeout S         seconds allowed to one process (default 900)
 //
+// After the tables come the speed issue's targets on the AI SDK stub (W1
+// against the AI SDK, and loopwork-ai-sdk's history), each "met" or "NO".
+//
 // Exits with 1 when a row fails (a crash, a timeout, a failed count check): its
-// cell says FAILED and no figure is given for it.
+// cell says FAILED and no figure is given for it. A missed target does not.
 
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -76,7 +79,8 @@ const parseArgs = (argv, known) => {
     else if (flag === "--node") options.node = value()
     else if (flag === "--timeout") options.timeoutS = positive(value())
     else if (flag === "--help" || flag === "-h") {
-      const usage = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 23)
+      const lines = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n")
+      const usage = lines.slice(1, lines.findIndex((line, i) => i > 0 && !line.startsWith("//")))
       console.log(usage.map((line) => line.replace(/^\/\/ ?/, "")).join("\n"))
       process.exit(0)
     } else throw new Error(`unknown argument "${flag}" (see --help)`)
@@ -219,11 +223,41 @@ const scalingTable = (meta, names, figure) => {
   return render(header, rows)
 }
 
+/** One target line: its figure and "met" or "NO"; why not when a figure is missing (undefined) or failed (null). */
+const targetLine = (title, needs, xs, ratioOf, budget, detail) => {
+  if (xs.some((x) => x === null)) return `${title}: FAILED`
+  if (xs.some((x) => x === undefined)) return `${title}: not measured (needs ${needs})`
+  const r = ratioOf(...xs)
+  return `${title}: ${r.toFixed(2)}× (${detail(...xs)}): ${budget(r) ? "met" : "NO"}`
+}
+
+/** The speed issue's targets for the rows on the AI SDK stub. */
+const targetLines = (figure) => [
+  "Targets:",
+  `  ${targetLine(
+    "W1 through fromAiSdk ≥ 15× faster than the AI SDK on the same stub",
+    "the rows loopwork-ai-sdk and ai-sdk, workload w1",
+    [figure("ai-sdk", "w1", "usPerStep"), figure("loopwork-ai-sdk", "w1", "usPerStep")],
+    (theirs, ours) => theirs / ours,
+    (r) => r >= 15,
+    (theirs, ours) => `ai-sdk ${micro(theirs)} / loopwork-ai-sdk ${micro(ours)} µs/step`
+  )}`,
+  `  ${targetLine(
+    "loopwork-ai-sdk history: µs/step with 500 rounds ≤ 1.1× with 1 round",
+    "the row loopwork-ai-sdk in the scaling table: --workloads scaling",
+    [figure("loopwork-ai-sdk", scalingId(500), "usPerStep"), figure("loopwork-ai-sdk", scalingId(1), "usPerStep")],
+    (long, short) => long / short,
+    (r) => r <= 1.1,
+    (long, short) => `${micro(short)} → ${micro(long)} µs/step`
+  )}`
+].join("\n")
+
 const tables = (options, meta, results) => {
   const figure = figures(results)
   const parts = []
   if (options.workloads.some((w) => w !== "scaling")) parts.push(mainTable(meta, options.only, figure))
   if (options.workloads.includes("scaling") && options.scaling.length > 0) parts.push(scalingTable(meta, options.scaling, figure))
+  parts.push(targetLines(figure))
   return parts.join("\n\n")
 }
 

@@ -17,9 +17,9 @@ export default {
   async setup({ spec, script }) {
     const ask = async (messages) => {
       if (spec.modelMs > 0) await sleep(spec.modelMs)
-      let toolResults = 0
-      for (const message of messages) if (message.role === "tool") toolResults++
-      return script.respond(toolResults)
+      const lastIds = []
+      for (let i = messages.length - 1; i >= 0 && messages[i].role === "tool" && lastIds.length < spec.calls; i--) lastIds.push(messages[i].id)
+      return script.respondAfter(lastIds)
     }
     const echo = async ({ text }) => {
       script.toolStart()
@@ -32,7 +32,10 @@ export default {
         const messages = [{ role: "user", content: "go" }]
         for (;;) {
           const answer = await ask(messages)
-          if (answer.type === "text") return answer.text
+          if (answer.type === "text") {
+            if (messages.length !== 1 + spec.rounds * (1 + spec.calls)) throw new Error(`floor: ${messages.length} messages, expected ${1 + spec.rounds * (1 + spec.calls)}`)
+            return answer.text
+          }
           messages.push({ role: "assistant", calls: answer.calls })
           const outputs = await Promise.all(answer.calls.map((call) => echo(call.input)))
           outputs.forEach((output, i) => messages.push({ role: "tool", id: answer.calls[i].id, content: output }))

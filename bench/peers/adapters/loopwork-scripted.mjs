@@ -16,12 +16,10 @@ export default {
 
   async setup({ spec, script }) {
     const turn = (request) => {
-      let toolResults = 0
-      for (const message of request.prompt.content) {
-        if (message.role !== "tool") continue
-        for (const part of message.content) if (part.type === "tool-result") toolResults++
-      }
-      const answer = script.respond(toolResults)
+      const content = request.prompt.content
+      const last = content[content.length - 1]
+      const lastIds = last?.role === "tool" ? last.content.filter((part) => part.type === "tool-result").map((part) => part.id) : []
+      const answer = script.respondAfter(lastIds)
       return answer.type === "text"
         ? { text: answer.text }
         : { toolCalls: answer.calls.map((call) => ({ id: call.id, name: call.name, params: call.input })) }

@@ -24,11 +24,13 @@ export default {
     const model = {
       async getResponse(request) {
         if (spec.modelMs > 0) await sleep(spec.modelMs)
-        let toolResults = 0
-        if (Array.isArray(request.input)) {
-          for (const item of request.input) if (item.type === "function_call_result") toolResults++
+        // The function results ending the input (one item per call, at most a round's worth).
+        const lastIds = []
+        const input = Array.isArray(request.input) ? request.input : []
+        for (let i = input.length - 1; i >= 0 && input[i].type === "function_call_result" && lastIds.length < spec.calls; i--) {
+          lastIds.push(input[i].callId)
         }
-        const answer = script.respond(toolResults)
+        const answer = script.respondAfter(lastIds)
         const output = answer.type === "text"
           ? [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: answer.text }] }]
           : answer.calls.map((call) => ({

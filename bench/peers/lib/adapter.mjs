@@ -18,9 +18,10 @@
  * @property {string} notes     settings worth knowing, above all any that are not the library's defaults
  * @property {(context: { spec: Spec, script: Script }) => Promise<Runner>} setup
  *   Builds the agent once, outside every timed region. The stub model waits
- *   `spec.modelMs` when it is above 0, counts the tool results in the
- *   conversation it is given, calls `script.respond(count)` once and answers
- *   that in the library's own form. The `echo` tool calls `script.toolStart()`,
+ *   `spec.modelMs` when it is above 0, collects the call ids of the tool
+ *   results at the very end of the conversation it is given (none at the
+ *   start; at most `spec.calls`), calls `script.respondAfter(ids)` once and
+ *   answers that in the library's own form. The `echo` tool calls `script.toolStart()`,
  *   waits `spec.toolMs` when it is above 0, calls `script.toolEnd()` and
  *   returns its `text`.
  */

@@ -12,14 +12,11 @@ const usage = () => ({
   outputTokens: { total: 5, text: 5, reasoning: undefined }
 })
 
-/** Tool results in a v4 prompt (the messages a loop sends the provider). */
-const toolResultsIn = (prompt) => {
-  let count = 0
-  for (const message of prompt) {
-    if (message.role !== "tool") continue
-    for (const part of message.content) if (part.type === "tool-result") count++
-  }
-  return count
+/** The call ids of the tool results ending a v4 prompt (its last message, when that is a tool message). */
+const lastResultIds = (prompt) => {
+  const last = prompt[prompt.length - 1]
+  if (last?.role !== "tool") return []
+  return last.content.filter((part) => part.type === "tool-result").map((part) => part.toolCallId)
 }
 
 /**
@@ -33,7 +30,7 @@ export const makeAiSdkModel = ({ spec, script }) => ({
   supportedUrls: {},
   async doGenerate(options) {
     if (spec.modelMs > 0) await sleep(spec.modelMs)
-    const answer = script.respond(toolResultsIn(options.prompt))
+    const answer = script.respondAfter(lastResultIds(options.prompt))
     if (answer.type === "text") {
       return {
         content: [{ type: "text", text: answer.text }],

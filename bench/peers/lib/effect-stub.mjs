@@ -37,18 +37,16 @@ export const echoHandlers = ({ spec, script }) =>
 
 const usage = { inputTokens: { uncached: 10, total: 10 }, outputTokens: { total: 5, text: 5 } }
 
-const toolResultsIn = (prompt) => {
-  let count = 0
-  for (const message of prompt.content) {
-    if (message.role !== "tool") continue
-    for (const part of message.content) if (part.type === "tool-result") count++
-  }
-  return count
+/** The call ids of the tool results ending a prompt (its last message, when that is a tool message). */
+const lastResultIds = (prompt) => {
+  const last = prompt.content[prompt.content.length - 1]
+  if (last?.role !== "tool") return []
+  return last.content.filter((part) => part.type === "tool-result").map((part) => part.id)
 }
 
 /** Encoded response parts for what `script` answers, as a provider layer returns them. */
 const answerParts = (script, prompt) => {
-  const answer = script.respond(toolResultsIn(prompt))
+  const answer = script.respondAfter(lastResultIds(prompt))
   if (answer.type === "text") {
     return [{ type: "text", text: answer.text }, { type: "finish", reason: "stop", usage }]
   }

@@ -31,9 +31,12 @@ export class StubChatModel extends BaseChatModel {
 
   async _generate(messages) {
     if (this.benchSpec.modelMs > 0) await sleep(this.benchSpec.modelMs)
-    let toolResults = 0
-    for (const message of messages) if (message.type === "tool") toolResults++
-    const answer = this.benchScript.respond(toolResults)
+    // The tool messages ending the conversation (one per call, at most a round's worth).
+    const lastIds = []
+    for (let i = messages.length - 1; i >= 0 && messages[i].type === "tool" && lastIds.length < this.benchSpec.calls; i--) {
+      lastIds.push(messages[i].tool_call_id)
+    }
+    const answer = this.benchScript.respondAfter(lastIds)
     const message = answer.type === "text"
       ? new AIMessage({ content: answer.text })
       : new AIMessage({

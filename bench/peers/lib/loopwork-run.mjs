@@ -17,6 +17,10 @@ export const loopworkRunner = ({ spec, script }, modelLayer) => {
   return {
     async runChain() {
       const outcome = await runtime.runPromise(Chain.run(Chain.make({ user: "go", toolkit: EchoToolkit }), options))
+      // the user's message, an answer and a tool message per round, the final answer
+      if (outcome.chain.messages.length !== 2 * spec.rounds + 2) {
+        throw new Error(`loopwork: ${outcome.chain.messages.length} messages in the chain, expected ${2 * spec.rounds + 2}`)
+      }
       return Chain.text(outcome.chain)
     },
     dispose: () => runtime.dispose()

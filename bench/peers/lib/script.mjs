@@ -1,10 +1,13 @@
 // The workloads, and the scripted "brain" every stub model consults.
 //
-// A stub never keeps a turn counter of its own. It counts the tool results in
-// the conversation the library hands it and asks `script.respond(count)` what
-// to answer: the next round of `echo` calls, or the final text. So a loop that
-// loses, repeats or reorders tool results is caught by the counters below
-// instead of producing a figure.
+// A stub never keeps a turn counter of its own, and it never reads more than
+// the end of the conversation it is handed: the tool results there (at most
+// one round's worth) and their call ids say which round the loop has just
+// finished, and `script.respondAfter(ids)` gives the next answer: the next
+// round of `echo` calls, or the final text. So the stub's own cost does not
+// grow with the history (the scaling table measures the loops, not the
+// stubs), and a loop that loses, repeats or reorders tool results is caught
+// by the checks here and the counters below instead of producing a figure.
 
 /** The text every chain must end with. */
 export const FINAL = "done"
@@ -53,23 +56,45 @@ export const newCounters = () => ({ modelCalls: 0, toolCalls: 0, running: 0, pea
  */
 export const makeScript = (spec, counters) => {
   const answers = []
+  const roundOf = new Map()
   for (let round = 0; round < spec.rounds; round++) {
     const calls = []
-    for (let i = 0; i < spec.calls; i++) calls.push({ id: `call_${round}_${i}`, name: "echo", input: { text: `r${round}.${i}` } })
+    for (let i = 0; i < spec.calls; i++) {
+      calls.push({ id: `call_${round}_${i}`, name: "echo", input: { text: `r${round}.${i}` } })
+      roundOf.set(`call_${round}_${i}`, round)
+    }
     answers.push({ type: "tool-calls", calls })
   }
   answers.push({ type: "text", text: FINAL })
+  /**
+   * The answer to give a model that sees `toolResults` tool results.
+   * @returns {{ type: "tool-calls", calls: Array<{ id: string, name: "echo", input: { text: string } }> } | { type: "text", text: string }}
+   */
+  const respond = (toolResults) => {
+    counters.modelCalls++
+    if (toolResults % spec.calls !== 0 || toolResults / spec.calls > spec.rounds) {
+      throw new Error(`the stub model saw ${toolResults} tool results: not a whole number of rounds of ${spec.calls}, or more than ${spec.rounds} rounds`)
+    }
+    return answers[toolResults / spec.calls]
+  }
   return {
+    respond,
     /**
-     * The answer to give a model that sees `toolResults` tool results.
-     * @returns {{ type: "tool-calls", calls: Array<{ id: string, name: "echo", input: { text: string } }> } | { type: "text", text: string }}
+     * The answer to a conversation that ends with the results of the calls
+     * `lastIds` (the tool results at its very end, in any order; none at the
+     * start of a chain). They must be every call of one round, once each.
+     * @param {string[]} lastIds
      */
-    respond(toolResults) {
-      counters.modelCalls++
-      if (toolResults % spec.calls !== 0 || toolResults / spec.calls > spec.rounds) {
-        throw new Error(`the stub model saw ${toolResults} tool results: not a whole number of rounds of ${spec.calls}, or more than ${spec.rounds} rounds`)
+    respondAfter(lastIds) {
+      if (lastIds.length === 0) return respond(0)
+      const round = roundOf.get(lastIds[0])
+      const whole = round !== undefined && lastIds.length === spec.calls &&
+        lastIds.every((id) => roundOf.get(id) === round) && new Set(lastIds).size === spec.calls
+      if (!whole) {
+        counters.modelCalls++
+        throw new Error(`the stub model saw the results of ${JSON.stringify(lastIds)} at the end of the conversation: not every call of one round once`)
       }
-      return answers[toolResults / spec.calls]
+      return respond((round + 1) * spec.calls)
     },
     toolStart() {
       counters.toolCalls++
