@@ -7,10 +7,13 @@
  * not otherwise.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, type Layer, Schedule } from "effect"
+import { Effect, type Layer, Schedule, Stream } from "effect"
+import { Response } from "effect/ai"
 import type { OtlpExporter } from "effect/observability"
 import { Chain, ChatModel, Mode, Telemetry } from "../../src/index.ts"
 import * as Collector from "./collector.ts"
+import { maxResponseModels } from "../../src/internal/telemetry/metrics.ts"
+import * as Parts from "../../src/internal/parts.ts"
 
 /** `program` with `layer` (an exporter to a fresh collector) installed; the collector once all is exported. */
 const exportedWith = <A, E, R>(
@@ -105,5 +108,37 @@ describe("when metrics are recorded", () => {
       const off = yield* exportedWith(Collector.layer, threeCalls().pipe(Effect.provideService(Telemetry.Metrics, "off")))
       expect(genAiMetrics(off)).toEqual([])
       expect(off.spans.map((span) => span.name)).toContain("chat scripted")
+    }))
+})
+
+describe("gen_ai.response.model on metrics", () => {
+  it.live(`a provider naming a new model in every response adds series for ${maxResponseModels} of them, not more`, () =>
+    Effect.gen(function*() {
+      let n = 0
+      // A model whose every response names a model never seen before (a provider's own string).
+      const model = ChatModel.ChatModel.of({
+        info: { provider: "openai", model: "gpt-test" },
+        generate: () =>
+          Effect.sync(() => [
+            Response.makePart("response-metadata", { id: `r${n}`, modelId: `gpt-test-${n++}`, timestamp: undefined }),
+            Parts.responseText("hi"),
+            Parts.responseFinish("stop", new Response.Usage({
+              inputTokens: { uncached: 1, total: 1, cacheRead: undefined, cacheWrite: undefined },
+              outputTokens: { total: 1, text: 1, reasoning: undefined }
+            }))
+          ]),
+        stream: () => Stream.die("not streamed")
+      })
+      const calls = maxResponseModels * 3
+      const program = Effect.forEach(Array.from({ length: calls }), () => Chain.run(Chain.make({ user: "Hi" }), options), { discard: true }).pipe(
+        Effect.provideService(ChatModel.ChatModel, model),
+        Effect.provideService(Telemetry.Metrics, "on")
+      )
+      const collector = yield* exportedWith(Collector.metricsLayer, program)
+      const points = Collector.latestMetric(collector, "gen_ai.client.operation.duration")?.histogram?.dataPoints ?? []
+      const named = points.filter((point) => point.attributes["gen_ai.response.model"] !== undefined)
+      expect(named).toHaveLength(maxResponseModels)
+      // Every call is still counted: the rest under the series without a response model.
+      expect(points.reduce((sum, point) => sum + point.count, 0)).toBe(calls)
     }))
 })

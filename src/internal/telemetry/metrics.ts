@@ -61,6 +61,27 @@ const seriesOf = (
   return metric
 }
 
+/**
+ * How many distinct response models get a series of their own. The model a
+ * response names is the provider's string: every new one would add series
+ * that effect's metric registry keeps for the life of the process. Past
+ * the limit, a response model not seen before is left off its series (the
+ * request model and provider still say what was called).
+ *
+ * @internal
+ */
+export const maxResponseModels = 32
+
+const responseModels = new Set<string>()
+
+/** `model` if it may label a series: one already seen, or a new one while there is room. */
+const seriesModel = (model: string | undefined): string | undefined => {
+  if (model === undefined || responseModels.has(model)) return model
+  if (responseModels.size >= maxResponseModels) return undefined
+  responseModels.add(model)
+  return model
+}
+
 /** Records a finished call: its duration, and its tokens when it succeeded with usage. */
 const record = (
   labels: CallLabels,
@@ -71,7 +92,7 @@ const record = (
     if (Cause.hasInterruptsOnly(exit.cause)) return Effect.void
     return Metric.update(seriesOf(duration, labels, undefined, ["error.type", errorTypeOf(exit.cause)]), seconds)
   }
-  const model = metadataOf(exit.value).model
+  const model = seriesModel(metadataOf(exit.value).model)
   const { usage } = finishOf(exit.value)
   const updates = [Metric.update(seriesOf(duration, labels, model, undefined), seconds)]
   if (usage.inputTokens !== undefined) {
