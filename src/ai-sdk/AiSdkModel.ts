@@ -66,9 +66,15 @@
  *
  * @since 0.1.0
  */
-import type { LanguageModelV2, LanguageModelV3, LanguageModelV4, LanguageModelV4CallOptions } from "@ai-sdk/provider"
+import type {
+  LanguageModelV2,
+  LanguageModelV3,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FunctionTool
+} from "@ai-sdk/provider"
 import { Duration, Effect, Layer, Stream } from "effect"
-import type { Response } from "effect/ai"
+import type { Response, Tool } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 import * as Errors from "./internal/errors.ts"
@@ -85,6 +91,13 @@ import * as ToProvider from "./internal/toProvider.ts"
  *   request is aborted.
  * - `structuredOutputs`: the model has a JSON mode for a run's `output`
  *   (default: true for `openai.*` providers).
+ * - `strictTools`: every tool is sent in OpenAI's strict form (all
+ *   properties required, no others allowed) and marked `strict`, so the
+ *   provider's constrained decoding always produces arguments its Schema
+ *   accepts. A call whose tools include one without that form (an optional
+ *   key, a record) fails before it is sent, naming the tool; it is not
+ *   retried. Specification v3 and v4 models send the mark; a v2 model has
+ *   no place for it and gets the strict-form schemas alone.
  * - `callOptions`: passed to every call as they are (`temperature`,
  *   `maxOutputTokens`, `providerOptions`, `headers`, …). `reasoning` is a
  *   v4 option: a v2 or v3 model ignores it (use its `providerOptions`).
@@ -93,7 +106,7 @@ import * as ToProvider from "./internal/toProvider.ts"
  * ```ts
  * import { AiSdkModel } from "loopwork/ai-sdk"
  *
- * const options: AiSdkModel.Options = { timeout: "60 seconds", callOptions: { temperature: 0 } }
+ * const options: AiSdkModel.Options = { timeout: "60 seconds", strictTools: true, callOptions: { temperature: 0 } }
  * ```
  *
  * @category models
@@ -108,6 +121,8 @@ export interface Options {
    * for others.
    */
   readonly structuredOutputs?: boolean | undefined
+  /** Tools in OpenAI's strict form, marked `strict` (default false). */
+  readonly strictTools?: boolean | undefined
   readonly callOptions?: Omit<LanguageModelV4CallOptions, "prompt" | "tools" | "toolChoice" | "abortSignal"> | undefined
 }
 
@@ -173,7 +188,8 @@ export const toProviderPrompt = ToProvider.toProviderPrompt
  * @category utils
  * @since 0.1.0
  */
-export const toProviderTools = ToProvider.toProviderTools
+export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<LanguageModelV4FunctionTool> =>
+  ToProvider.toProviderTools(tools)
 
 // -----------------------------------------------------------------------------
 // Response: provider content → effect/ai response parts
@@ -317,8 +333,12 @@ const service = (model: LanguageModelV4, options: Options | undefined): ChatMode
   const timeout = options?.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout)
   // The request is built before the call: a prompt it cannot be built from fails at once, not retried.
   const convert = makePromptCache(promptCacheSize)
+  const strictTools = options?.strictTools === true
   const built: Build = (request) =>
-    Effect.try({ try: () => ToProvider.callOptions(request, options?.callOptions, convert), catch: Errors.unbuildable })
+    Effect.try({
+      try: () => ToProvider.callOptions(request, options?.callOptions, convert, strictTools),
+      catch: (error) => error instanceof ToProvider.NotStrictTool ? Errors.notStrict(error.tool, error.reason) : Errors.unbuildable(error)
+    })
   return ChatModel.of({
     info: {
       provider: model.provider,

@@ -165,6 +165,16 @@ export const callFailureOf = (error: unknown): ModelCallFailed =>
     ? unbuildable(error)
     : failureOf(error)
 
+/** @internal the failure of a call with `strictTools` whose tool `tool` has no strict form */
+export const notStrict = (tool: string, reason: string): ModelCallFailed =>
+  new ModelCallFailed({
+    description: `the bridge's strictTools option sends every tool in OpenAI's strict form, and tool '${tool}' has none ` +
+      `(${reason}); it is not retried: make every property of its parameters required (a nullable one where it may ` +
+      "be absent) and use no records, or turn strictTools off",
+    cause: undefined,
+    retryable: false
+  })
+
 /** @internal the failure of a call that took longer than the bridge's `timeout` */
 export const timedOut = (timeout: Duration.Duration) =>
   new ModelCallFailed({

@@ -13,8 +13,10 @@ import type {
   LanguageModelV4ToolChoice,
   LanguageModelV4ToolResultOutput
 } from "@ai-sdk/provider"
+import type { JsonSchema } from "effect"
 import { Tool } from "effect/ai"
 import type { Prompt } from "effect/ai"
+import { NotStrict, strictJsonSchema } from "../../internal/structured/strict.ts"
 import type { GenerateRequest, ResponseFormat } from "../../ChatModel.ts"
 
 /** @internal the call options a caller may set (`AiSdkModel.Options["callOptions"]`): all but those the bridge sets */
@@ -127,37 +129,65 @@ export const toProviderPrompt = (prompt: Prompt.Prompt): LanguageModelV4Prompt =
 }
 
 const toolDefinitions = new WeakMap<ReadonlyArray<Tool.Any>, ReadonlyArray<LanguageModelV4FunctionTool>>()
+const strictDefinitions = new WeakMap<ReadonlyArray<Tool.Any>, ReadonlyArray<LanguageModelV4FunctionTool>>()
+
+/** @internal a tool whose parameters have no strict form, asked for with `strictTools` */
+export class NotStrictTool extends Error {
+  readonly tool: string
+  readonly reason: string
+  constructor(tool: string, reason: string) {
+    super(`tool '${tool}' has no strict form: ${reason}`)
+    this.name = "NotStrictTool"
+    this.tool = tool
+    this.reason = reason
+  }
+}
+
+const definitionOf = (tool: Tool.Any, strict: boolean): LanguageModelV4FunctionTool => {
+  let inputSchema = Tool.getJsonSchema(tool) as LanguageModelV4FunctionTool["inputSchema"]
+  if (strict) {
+    const form = strictJsonSchema(inputSchema as JsonSchema.JsonSchema)
+    if (form instanceof NotStrict) throw new NotStrictTool(tool.name, form.reason)
+    inputSchema = form as LanguageModelV4FunctionTool["inputSchema"]
+  }
+  return {
+    type: "function",
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    inputSchema,
+    ...(strict ? { strict: true } : {})
+  }
+}
 
 /**
  * @internal the provider's function tools for `tools`, computed once per tool
- * list (public, documented, as `AiSdkModel.toProviderTools`)
+ * list (public, documented, as `AiSdkModel.toProviderTools`); with `strict`,
+ * in OpenAI's strict form and marked `strict: true`, or a `NotStrictTool`
+ * thrown for a tool that has no such form
  */
-export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<LanguageModelV4FunctionTool> => {
-  let defined = toolDefinitions.get(tools)
+export const toProviderTools = (tools: ReadonlyArray<Tool.Any>, strict = false): ReadonlyArray<LanguageModelV4FunctionTool> => {
+  const cache = strict ? strictDefinitions : toolDefinitions
+  let defined = cache.get(tools)
   if (defined === undefined) {
-    defined = tools.filter((tool) => !Tool.isProviderDefined(tool)).map((tool): LanguageModelV4FunctionTool => ({
-      type: "function",
-      name: tool.name,
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      inputSchema: Tool.getJsonSchema(tool) as LanguageModelV4FunctionTool["inputSchema"]
-    }))
-    toolDefinitions.set(tools, defined)
+    defined = tools.filter((tool) => !Tool.isProviderDefined(tool)).map((tool) => definitionOf(tool, strict))
+    cache.set(tools, defined)
   }
   return defined
 }
 
 /**
  * @internal the provider call of `request`: its prompt (through `convert`),
- * its tools (only those a `oneOf` choice allows) with the tool choice, on top
- * of `settings`
+ * its tools (only those a `oneOf` choice allows; in strict form with
+ * `strictTools`) with the tool choice, on top of `settings`
  */
 export const callOptions = (
   request: GenerateRequest,
   settings: CallSettings | undefined,
-  convert: (prompt: Prompt.Prompt) => LanguageModelV4Prompt = toProviderPrompt
+  convert: (prompt: Prompt.Prompt) => LanguageModelV4Prompt = toProviderPrompt,
+  strictTools = false
 ): LanguageModelV4CallOptions => {
   const prompt = convert(request.prompt)
-  let tools = toProviderTools(request.tools)
+  let tools = toProviderTools(request.tools, strictTools)
   const choice = request.toolChoice
   let toolChoice: LanguageModelV4ToolChoice
   if (typeof choice === "string") {
