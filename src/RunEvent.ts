@@ -23,6 +23,7 @@
 import { Context, Effect } from "effect"
 import { runEventWithoutContent } from "./internal/contentFree.ts"
 import { redactSecrets } from "./internal/redact.ts"
+import { StreamObserver } from "./internal/streamObserver.ts"
 import type { RunEvent } from "./internal/runEvents.ts"
 import type * as Events from "./internal/runEvents.ts"
 import { OmitContent } from "./Privacy.ts"
@@ -153,17 +154,35 @@ export const isActive = (observer: Observer): boolean => observer !== none
 export const emitTo = (observer: Observer, event: RunEvent): Effect.Effect<void> =>
   observer === none
     ? Effect.void
+    : observer instanceof StreamObserver
+    // `Chain.stream`'s own observer: the event goes into the stream's buffer in this one step.
+    ? Effect.withFiber((fiber) => offered(observer, event, fiber.getRef(OmitContent)))
     : Effect.catchCause(Effect.withFiber((fiber) => deliver(observer, event, fiber.getRef(OmitContent))), ignore)
 
 const ignore = () => Effect.void
 
-/** `event` as `observer` may see it. No allocation unless something is taken out. */
+/** `event` as an observer may see it, or nothing. No allocation unless something is taken out. */
+const visible = (event: RunEvent, omitContent: boolean): RunEvent | undefined =>
+  omitContent
+    ? runEventWithoutContent(event)
+    : event._tag === "ModelCallFailed" || event._tag === "RunFailed"
+    ? withSafeMessage(event)
+    : event
+
 const deliver = (observer: Observer, event: RunEvent, omitContent: boolean): Effect.Effect<void> => {
-  if (omitContent) {
-    const safe = runEventWithoutContent(event)
-    return safe === undefined ? Effect.void : observer.emit(safe)
+  const safe = visible(event, omitContent)
+  return safe === undefined ? Effect.void : observer.emit(safe)
+}
+
+/** `deliver` to the stream's observer; a defect of `visible` is ignored, as `deliver`'s is. */
+const offered = (observer: StreamObserver, event: RunEvent, omitContent: boolean): Effect.Effect<void> => {
+  let safe: RunEvent | undefined
+  try {
+    safe = visible(event, omitContent)
+  } catch {
+    return Effect.void
   }
-  return observer.emit(event._tag === "ModelCallFailed" || event._tag === "RunFailed" ? withSafeMessage(event) : event)
+  return safe === undefined ? Effect.void : observer.offer(safe)
 }
 
 const withSafeMessage = <E extends typeof Events.ModelCallFailed.Type | typeof Events.RunFailed.Type>(event: E): E => {

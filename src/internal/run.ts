@@ -12,6 +12,7 @@ import * as Step from "../Step.ts"
 import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
 import { eventStream } from "./eventStream.ts"
+import { StreamObserver } from "./streamObserver.ts"
 import { defaults, validateOptions, whileChecked } from "./options.ts"
 import { checkFunction, checkObject, isPositiveInt, validateToolkit } from "./checks.ts"
 import { withRunSpanIn } from "./tracing.ts"
@@ -281,5 +282,5 @@ export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel, O 
       })
     )
   }
-  return eventStream(bufferSize, (emit) => Effect.provideService(run(chain, options), Observer, { emit, streaming: true }))
+  return eventStream(bufferSize, (offer) => Effect.provideService(run(chain, options), Observer, new StreamObserver(offer)))
 }
