@@ -91,19 +91,22 @@ const streamed = (
   observer: Observer,
   call: number
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.map(
-    Stream.runFoldEffect(
-      model.stream(request),
-      (): Array<Response.AnyPart> => [],
-      (parts, part) => {
-        parts.push(part)
-        return part.type === "text-delta"
-          ? Effect.as(emitTo(observer, { _tag: "TextDelta", call, delta: part.delta }), parts)
-          : Effect.succeed(parts)
-      }
-    ),
-    assemble
-  )
+  Effect.suspend(() => {
+    const parts: Array<Response.AnyPart> = []
+    return Effect.as(
+      Stream.runForEachArray(model.stream(request), (chunk) => {
+        let deltas: Array<string> | undefined
+        for (const part of chunk) {
+          parts.push(part)
+          if (part.type === "text-delta") (deltas ??= []).push(part.delta)
+        }
+        return deltas === undefined
+          ? Effect.void
+          : Effect.forEach(deltas, (delta) => emitTo(observer, { _tag: "TextDelta", call, delta }), { discard: true })
+      }),
+      parts
+    ).pipe(Effect.map(assemble))
+  })
 
 /**
  * `attempt`, with a model (or client) that throws or dies failing the call
@@ -127,37 +130,45 @@ const observedAttempt = (
   used: Used,
   attempts: { count: number }
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     const attempt = ++attempts.count
-    yield* emitTo(observer, {
+    const started = emitTo(observer, {
       _tag: "ModelCallStarted",
       call,
       messages: request.prompt.content.length,
       tools: request.tools.map((tool) => tool.name)
     })
     // The clock is read after the start is reported: a slow consumer is not the model's time.
-    const started = yield* Clock.currentTimeMillis
-    const result = yield* Effect.result(
-      safely(() => observer.streaming ? streamed(model, request, observer, call) : model.generate(request))
-    )
-    const durationMillis = (yield* Clock.currentTimeMillis) - started
-    if (result._tag === "Failure") {
-      const error = result.failure
-      yield* emitTo(observer, { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis })
-      return yield* Effect.fail(error)
-    }
-    const parts = Arrival.normalize(result.success, call, limits, used)
-    const finish = finishOf(parts)
-    yield* emitTo(observer, {
-      _tag: "ModelCallFinished",
-      call,
-      finishReason: finish.reason,
-      usage: finish.usage,
-      text: textOf(parts),
-      toolCalls: toolCallsOf(parts),
-      durationMillis
-    })
-    return parts
+    return Effect.andThen(started, Clock.clockWith((clock) => {
+      const since = clock.currentTimeMillisUnsafe()
+      const attempted = safely(() => observer.streaming ? streamed(model, request, observer, call) : model.generate(request))
+      return Effect.matchEffect(attempted, {
+        onFailure: (error) => {
+          const durationMillis = clock.currentTimeMillisUnsafe() - since
+          return Effect.andThen(
+            emitTo(observer, { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis }),
+            Effect.fail(error)
+          )
+        },
+        onSuccess: (result) => {
+          const durationMillis = clock.currentTimeMillisUnsafe() - since
+          const parts = Arrival.normalize(result, call, limits, used)
+          const finish = finishOf(parts)
+          return Effect.as(
+            emitTo(observer, {
+              _tag: "ModelCallFinished",
+              call,
+              finishReason: finish.reason,
+              usage: finish.usage,
+              text: textOf(parts),
+              toolCalls: toolCallsOf(parts),
+              durationMillis
+            }),
+            parts
+          )
+        }
+      })
+    }))
   })
 
 /**

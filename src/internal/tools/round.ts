@@ -46,24 +46,35 @@ const statusOf = (settled: Settled) =>
     : "succeeded" as const
 
 /** `settle`, reported to the round's observer: started, then finished with the status and duration. */
-const observed = (ctx: RoundContext, observer: Observer, call: ToolCall, state: CallState | undefined) =>
-  Effect.gen(function*() {
-    yield* emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params })
+const observed = (
+  ctx: RoundContext,
+  observer: Observer,
+  call: ToolCall,
+  state: CallState | undefined
+): Effect.Effect<Settled> =>
+  Effect.andThen(
+    emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }),
     // The clock is read after the start is reported: a slow consumer is not the tool's time.
-    const started = yield* Clock.currentTimeMillis
-    const settled = storable(yield* settle(ctx, call, state))
-    const durationMillis = (yield* Clock.currentTimeMillis) - started
-    const { id, name } = call
-    const status = statusOf(settled)
-    // Fields in the Schema's order, so the event equals its JSON round trip.
-    yield* emitTo(
-      observer,
-      settled instanceof Held || settled instanceof Cut
-        ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
-        : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
-    )
-    return settled
-  })
+    Clock.clockWith((clock) => {
+      const since = clock.currentTimeMillisUnsafe()
+      return Effect.flatMap(settle(ctx, call, state), (raw) => {
+        const settled = storable(raw)
+        const durationMillis = clock.currentTimeMillisUnsafe() - since
+        const { id, name } = call
+        const status = statusOf(settled)
+        // Fields in the Schema's order, so the event equals its JSON round trip.
+        return Effect.as(
+          emitTo(
+            observer,
+            settled instanceof Held || settled instanceof Cut
+              ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
+              : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
+          ),
+          settled
+        )
+      })
+    })
+  )
 
 /**
  * Settles one call of a round inside an `execute_tool` span, reporting it to
