@@ -11,8 +11,7 @@
  */
 import { Effect } from "effect"
 import { PromptTemplateError } from "./EnsembleError.ts"
-
-const placeholder = /\{\{(\w+)\}\}|\{(\w+)\}/g
+import * as Engine from "./internal/template.ts"
 
 /**
  * The variable names a template uses, in order of first use.
@@ -27,14 +26,7 @@ const placeholder = /\{\{(\w+)\}\}|\{(\w+)\}/g
  * @category utils
  * @since 0.1.0
  */
-export const variables = (template: string): ReadonlyArray<string> => {
-  const names: Array<string> = []
-  for (const match of template.matchAll(placeholder)) {
-    const name = match[2]
-    if (name !== undefined && !names.includes(name)) names.push(name)
-  }
-  return names
-}
+export const variables = (template: string): ReadonlyArray<string> => [...Engine.variables(template)]
 
 /** The inputs as a `Map` of their own string keys. */
 const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>): ReadonlyMap<string, string> =>
@@ -62,9 +54,5 @@ export const resolve = (
   const values = asMap(inputs)
   const missing = variables(template).filter((name) => !values.has(name))
   if (missing.length > 0) return Effect.fail(new PromptTemplateError({ missing, template }))
-  return Effect.succeed(
-    template.replace(placeholder, (_, escaped: string | undefined, name: string | undefined) =>
-      escaped !== undefined ? `{${escaped}}` : values.get(name ?? "") ?? ""
-    )
-  )
+  return Effect.succeed(Engine.fill(template, values))
 }

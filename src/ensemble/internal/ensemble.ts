@@ -13,6 +13,7 @@ import type * as Agent from "../Agent.ts"
 import type * as HierarchicalConstraints from "../HierarchicalConstraints.ts"
 import type { Task } from "../Task.ts"
 import type { Workflow } from "../Workflow.ts"
+import { remember } from "./checkedOnce.ts"
 import type { ValidConfig } from "./ensembleConfig.ts"
 import type { ErrorStrategy } from "./parallel.ts"
 
@@ -55,9 +56,12 @@ export const defaults = {
   maxDelegations: 50
 } as const
 
-/** @internal a frozen ensemble of a checked config, defaults filled in */
-export const build = (valid: ValidConfig): Fields =>
-  Object.freeze({
+/** The ensembles `build` made: frozen, their defaults filled in. */
+const built = new WeakSet<Fields>()
+
+/** @internal a frozen ensemble of a checked config, defaults filled in (remembered as checked: `checkedOnce.ts`) */
+export const build = (valid: ValidConfig): Fields => {
+  const ensemble: Fields = Object.freeze({
     _tag: "Ensemble",
     agents: Object.freeze([...valid.agents]),
     tasks: Object.freeze([...valid.tasks]),
@@ -73,3 +77,15 @@ export const build = (valid: ValidConfig): Fields =>
     maxModelCalls: valid.maxModelCalls ?? defaults.maxModelCalls,
     maxDelegations: valid.maxDelegations ?? defaults.maxDelegations
   })
+  built.add(ensemble)
+  remember(ensemble)
+  return ensemble
+}
+
+/**
+ * @internal `valid` (the checked fields of `ensemble`) as an ensemble:
+ * `ensemble` itself when `build` made it (it is frozen, so what was checked
+ * is what it holds), else a new one
+ */
+export const rebuild = (ensemble: unknown, valid: ValidConfig): Fields =>
+  built.has(ensemble as Fields) ? ensemble as Fields : build(valid)

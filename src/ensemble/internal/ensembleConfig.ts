@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Result, Schema } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
 import { ValidationError } from "../EnsembleError.ts"
@@ -23,7 +23,7 @@ import { delegateTaskToolName, managerRole } from "./hierarchical.ts"
 import type { ErrorStrategy } from "./parallel.ts"
 import {
   type Check,
-  decode,
+  decodeNow,
   flag,
   inputs,
   isCount,
@@ -174,10 +174,16 @@ const tasksProblem = (config: ValidConfig, workflow: Workflow): string | undefin
  * @internal
  */
 export const validate = (config: unknown): Effect.Effect<ValidConfig, ValidationError> =>
-  Effect.flatMap(decode(EnsembleConfig, config), (valid) => {
-    const workflow = valid.workflow ?? "SEQUENTIAL"
-    const broken = rolesProblem(valid, workflow) ??
-      toolClash(valid.agents, reservedTools(valid, workflow)) ??
-      tasksProblem(valid, workflow)
-    return broken === undefined ? Effect.succeed(valid) : Effect.fail(new ValidationError({ message: broken }))
-  })
+  Effect.suspend(() => Effect.fromResult(validateNow(config)))
+
+/** @internal {@link validate}, at once: for a caller that is already running (such as `Ensemble.run`) */
+export const validateNow = (config: unknown): Result.Result<ValidConfig, ValidationError> => {
+  const decoded = decodeNow(EnsembleConfig, config)
+  if (Result.isFailure(decoded)) return decoded
+  const valid = decoded.success
+  const workflow = valid.workflow ?? "SEQUENTIAL"
+  const broken = rolesProblem(valid, workflow) ??
+    toolClash(valid.agents, reservedTools(valid, workflow)) ??
+    tasksProblem(valid, workflow)
+  return broken === undefined ? decoded : Result.fail(new ValidationError({ message: broken }))
+}

@@ -12,13 +12,15 @@
  */
 import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { ValidationError } from "../EnsembleError.ts"
+import { accepts, asField, passing } from "./ruleStruct.ts"
 
 /** @internal a check: `undefined` when the value is accepted, else what is wrong */
 export type Check = (u: unknown) => string | undefined
 
 /**
  * A schema of `T` accepting exactly what `check` accepts; anything else fails
- * with the check's message.
+ * with the check's message. (Decoding a config Struct of rules runs the
+ * checks directly when they all pass: `ruleStruct.ts`.)
  *
  * @internal
  */
@@ -29,10 +31,11 @@ export const rule = <T>(check: Check): Schema.declareConstructor<T, T, readonly 
   })
 
 /** @internal a rule for a key that must be present: absent, it reports what `undefined` would */
-export const required = <T>(check: Check) => rule<T>(check).annotateKey({ messageMissingKey: check(undefined) })
+export const required = <T>(check: Check) =>
+  asField(rule<T>(check).annotateKey({ messageMissingKey: check(undefined) }), check, false)
 
 /** @internal a rule for a key that may be absent or `undefined` */
-export const optional = <T>(check: Check) => Schema.optional(rule<T>(check))
+export const optional = <T>(check: Check) => asField(Schema.optional(rule<T>(check)), check, true)
 
 /** @internal a value as the messages show it: strings quoted, functions and symbols named */
 export const show = (u: unknown): string => {
@@ -58,19 +61,27 @@ const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
 export const decode = <S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
   input: unknown
-): Effect.Effect<S["Type"], ValidationError> =>
-  Effect.suspend(() => {
-    const result = Schema.decodeUnknownResult(schema)(input)
-    return Result.isSuccess(result)
-      ? Effect.succeed(result.success)
-      : Effect.fail(new ValidationError({ message: firstMessage(result.failure) }))
-  })
+): Effect.Effect<S["Type"], ValidationError> => Effect.suspend(() => Effect.fromResult(decodeNow(schema, input)))
+
+/** @internal {@link decode}, at once: for a caller that is already running (such as `Ensemble.run`) */
+export const decodeNow = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
+  input: unknown
+): Result.Result<S["Type"], ValidationError> => {
+  const passed = passing(schema, input)
+  if (passed !== undefined) return Result.succeed(passed as S["Type"])
+  const result = Schema.decodeUnknownResult(schema)(input)
+  return Result.isSuccess(result)
+    ? Result.succeed(result.success)
+    : Result.fail(new ValidationError({ message: firstMessage(result.failure) }))
+}
 
 /** @internal the message of the first broken rule, or `undefined` when `input` passes */
 export const problem = <S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
   input: unknown
 ): string | undefined => {
+  if (accepts(schema, input)) return undefined
   const result = Schema.decodeUnknownResult(schema)(input)
   return Result.isSuccess(result) ? undefined : firstMessage(result.failure)
 }

@@ -23,6 +23,7 @@ import { forLog } from "../../internal/redact.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { decodeText } from "../../internal/structured/decode.ts"
 import { taskSpan } from "../../internal/telemetry/ensembleSpans.ts"
+import { isTraced } from "../../internal/tracing.ts"
 
 /** @internal a task with its templates filled */
 export interface ResolvedTask {
@@ -96,6 +97,33 @@ const structured = (
   return attempt(first, task.maxOutputRetries, [])
 }
 
+/** An agent's system prompt, and the fields it was made from. */
+interface SystemPrompt {
+  readonly role: string
+  readonly goal: string
+  readonly background: string
+  readonly responseFormat: string
+  readonly text: string
+}
+
+const systemPrompts = new WeakMap<AnyAgent, SystemPrompt>()
+
+/**
+ * The agent's system prompt: made once, and again when a field
+ * `AgentPrompt.system` reads has changed (agents are plain objects).
+ */
+const systemPrompt = (agent: AnyAgent): string => {
+  const made = systemPrompts.get(agent)
+  if (
+    made !== undefined && made.role === agent.role && made.goal === agent.goal && made.background === agent.background &&
+    made.responseFormat === agent.responseFormat
+  ) return made.text
+  const text = AgentPrompt.system(agent)
+  const { background, goal, responseFormat, role } = agent
+  systemPrompts.set(agent, { role, goal, background, responseFormat, text })
+  return text
+}
+
 /**
  * Runs one task. The result's `raw` is the agent's final text (for a task
  * with an `outputType`, the text that decoded).
@@ -110,7 +138,7 @@ export const runTask = (
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
   const agent = task.agent
   const jsonSchema = task.outputType === undefined ? undefined : jsonSchemaOf(task.outputType)
-  const system = AgentPrompt.system(agent)
+  const system = systemPrompt(agent)
   const chain = Chain.make({
     system,
     user: AgentPrompt.user({
@@ -120,57 +148,89 @@ export const runTask = (
       ...(jsonSchema === undefined ? {} : { jsonSchema })
     })
   }).copy({ toolkit }) // handlers: required by Ensemble.run's type, resolved at run time
-  const observed = taskSpan(observe(task, work(task, chain, system, jsonSchema)), agent.role)
+  const observed = Effect.withFiber((fiber) => {
+    // What the task reads from its fiber, once: whether anyone watches its events, its clock, its tracing.
+    const watched = isWatched(fiber.getRef(Sink))
+    const ran = work(task, chain, system, jsonSchema, watched, fiber.getRef(Clock.Clock))
+    const observed = watched ? reported(task, ran) : Effect.catchDefect(ran, failedByDefect)
+    return isTraced(fiber.context) ? taskSpan(observed, agent.role) : observed
+  })
   if (agent.llm === undefined) return observed
   const built = models?.get(agent.llm)
   return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)
 }
 
-/** The agent's run of the task's chain, then the decoded answer (for an `outputType`) and the task's output. */
+/**
+ * The agent's run of the task's chain (`maxIterations` as `maxRuns`, with a
+ * final answer at the limit; a pause fails the task), then the decoded
+ * answer (for an `outputType`) and the task's output, timed by `clock` from
+ * now; its tool calls are published when someone `watched` the run's events.
+ */
 const work = (
   task: ResolvedTask,
   chain: Chain.Chain,
   system: string,
-  jsonSchema: unknown
-): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
-  Effect.gen(function*() {
-    const agent = task.agent
-    const started = yield* Clock.currentTimeMillis
-    if (agent.verbose) {
-      const omit = yield* OmitContent
-      yield* Effect.logInfo(`[${agent.role}] system prompt:\n${forLog(system, omit)}`)
-      yield* Effect.logInfo(`[${agent.role}] task prompt:\n${forLog(textOfLast(chain), omit)}`)
+  jsonSchema: unknown,
+  watched: boolean,
+  clock: Clock.Clock
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
+  const started = clock.currentTimeMillisUnsafe()
+  const options = { mode: Mode.whileNeedsResponse, maxRuns: task.agent.maxIterations, onMaxRuns: "final-answer" } as const
+  const answered = Effect.matchEffect(Chain.run(chain, options), {
+    onFailure: (error) => Effect.fail(new TaskFailure(error.message)),
+    onSuccess: (outcome) => {
+      if (outcome._tag === "Pause") {
+        return Effect.fail(new TaskFailure(`the agent's run paused (${outcome.reason._tag}) and tasks cannot wait`))
+      }
+      const text = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
+        ? (outcome.extra as ReadonlyArray<{ readonly encoded: unknown }>).map((r) =>
+          typeof r.encoded === "string" ? r.encoded : JSON.stringify(r.encoded)
+        ).join("\n\n")
+        : Chain.text(outcome.chain)
+      const finish = (result: Answer) => outputOf(task, result, outcome.chain, started, clock.currentTimeMillisUnsafe())
+      const answer = () =>
+        task.outputType === undefined
+          ? Effect.succeed(finish({ raw: text, parsed: undefined }))
+          : Effect.map(structured(task, system, task.outputType, jsonSchema, text), finish)
+      return watched ? Effect.andThen(publishToolCalls(task, outcome.chain), Effect.suspend(answer)) : answer()
     }
-    const outcome = yield* Chain.run(chain, {
-      mode: Mode.whileNeedsResponse,
-      maxRuns: agent.maxIterations,
-      onMaxRuns: "final-answer"
-    }).pipe(Effect.mapError((error) => new TaskFailure(error.message)))
-    if (outcome._tag === "Pause") {
-      return yield* Effect.fail(new TaskFailure(`the agent's run paused (${outcome.reason._tag}) and tasks cannot wait`))
-    }
-    const text = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
-      ? (outcome.extra as ReadonlyArray<{ readonly encoded: unknown }>).map((r) =>
-        typeof r.encoded === "string" ? r.encoded : JSON.stringify(r.encoded)
-      ).join("\n\n")
-      : Chain.text(outcome.chain)
-    yield* publishToolCalls(task, outcome.chain)
-    const result = task.outputType === undefined
-      ? { raw: text, parsed: undefined }
-      : yield* structured(task, system, task.outputType, jsonSchema, text)
-    const finished = yield* Clock.currentTimeMillis
-    if (agent.verbose) yield* Effect.logInfo(`[${agent.role}] answer:\n${forLog(result.raw, yield* OmitContent)}`)
-    const output: TaskOutput = {
-      raw: result.raw,
-      taskDescription: task.description,
-      agentRole: agent.role,
-      completedAt: DateTime.makeUnsafe(finished),
-      duration: Duration.millis(finished - started),
-      toolCallCount: countToolCalls(outcome.chain),
-      ...(task.outputType === undefined ? {} : { parsedOutput: result.parsed })
-    }
-    return output
   })
+  return task.agent.verbose ? verbosely(task.agent, system, chain, answered) : answered
+}
+
+/** A task's answer: its text, and (for an `outputType`) what it decoded to. */
+interface Answer {
+  readonly raw: string
+  readonly parsed: unknown
+}
+
+/** The task's output: its answer, with the run's times and tool calls. */
+const outputOf = (task: ResolvedTask, result: Answer, chain: Chain.Chain, started: number, finished: number): TaskOutput => ({
+  raw: result.raw,
+  taskDescription: task.description,
+  agentRole: task.agent.role,
+  completedAt: DateTime.makeUnsafe(finished),
+  duration: Duration.millis(finished - started),
+  toolCallCount: countToolCalls(chain),
+  ...(task.outputType === undefined ? {} : { parsedOutput: result.parsed })
+})
+
+/**
+ * `answered` between INFO logs of the agent's prompts and of its answer
+ * (credentials redacted; with `Privacy.OmitContent`, content left out).
+ */
+const verbosely = (
+  agent: AnyAgent,
+  system: string,
+  chain: Chain.Chain,
+  answered: Effect.Effect<TaskOutput, TaskFailure, ChatModel>
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
+  Effect.flatMap(Effect.service(OmitContent), (omit) =>
+    Effect.logInfo(`[${agent.role}] system prompt:\n${forLog(system, omit)}`).pipe(
+      Effect.andThen(Effect.logInfo(`[${agent.role}] task prompt:\n${forLog(textOfLast(chain), omit)}`)),
+      Effect.andThen(answered),
+      Effect.tap((output) => Effect.logInfo(`[${agent.role}] answer:\n${forLog(output.raw, omit)}`))
+    ))
 
 /** A `ToolCalled` event for each tool result of the agent's run, in order. */
 const publishToolCalls = (task: ResolvedTask, chain: Chain.Chain): Effect.Effect<void> =>
@@ -191,50 +251,40 @@ const publishToolCalls = (task: ResolvedTask, chain: Chain.Chain): Effect.Effect
     }
   })
 
+// A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
+const failedByDefect = (defect: unknown) => Effect.fail(new TaskFailure(`unexpected error: ${messageOf(defect)}`))
+
 /**
  * The task's work between `TaskStarted` and `TaskCompleted` / `TaskFailed`,
- * its agent's runs reported live; a defect fails the task.
+ * its agent's runs reported live as `AgentRun` events (streaming model
+ * calls): what a task does when someone watches the run's events (a sink
+ * other than the default, which drops them all). Watched or not, a defect
+ * fails the task.
  */
-const observe = (
+const reported = (
   task: ResolvedTask,
   work: Effect.Effect<TaskOutput, TaskFailure, ChatModel>
-): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
-  publish({ _tag: "TaskStarted", taskDescription: task.description, agentRole: task.agent.role }).pipe(
-    Effect.andThen(reportingRuns(work, task.agent.role, task.description)),
-    // A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
-    Effect.catchDefect((defect) =>
-      Effect.fail(new TaskFailure(`unexpected error: ${messageOf(defect)}`))
-    ),
+): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
+  const agentRole = task.agent.role
+  const taskDescription = task.description
+  return publish({ _tag: "TaskStarted", taskDescription, agentRole }).pipe(
+    Effect.andThen(Effect.provideService(work, Observer, {
+      emit: (event) => publish({ _tag: "AgentRun", agentRole, taskDescription, event }),
+      streaming: true
+    })),
+    Effect.catchDefect(failedByDefect),
     Effect.tap((output) =>
       publish({
         _tag: "TaskCompleted",
-        taskDescription: task.description,
-        agentRole: task.agent.role,
+        taskDescription,
+        agentRole,
         durationMillis: Duration.toMillis(output.duration),
         toolCallCount: output.toolCallCount
       })
     ),
-    Effect.tapError((failure) =>
-      publish({ _tag: "TaskFailed", taskDescription: task.description, agentRole: task.agent.role, reason: failure.reason })
-    )
+    Effect.tapError((failure) => publish({ _tag: "TaskFailed", taskDescription, agentRole, reason: failure.reason }))
   )
-
-/**
- * `work` with its chain runs reported live to the ensemble's sink as
- * `AgentRun` events (streaming model calls), when someone watches.
- */
-const reportingRuns = <A, E, R>(
-  work: Effect.Effect<A, E, R>,
-  agentRole: string,
-  taskDescription: string
-): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Effect.service(Sink), (sink) =>
-    isWatched(sink)
-      ? Effect.provideService(work, Observer, {
-        emit: (event) => publish({ _tag: "AgentRun", agentRole, taskDescription, event }),
-        streaming: true
-      })
-      : work)
+}
 
 /**
  * The agents' own models, built once per run (a model layer may hold state:

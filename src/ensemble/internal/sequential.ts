@@ -17,24 +17,31 @@ export const sequential = (
   resolved: ReadonlyMap<Task, ResolvedTask>,
   runTask: (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => Effect.Effect<TaskOutput, TaskFailure, ChatModel>
 ): Effect.Effect<ReadonlyArray<readonly [Task, TaskOutput]>, TaskExecutionError, ChatModel> =>
-  Effect.gen(function*() {
+  Effect.suspend(() => {
     const outputs = new Map<Task, TaskOutput>()
     const done: Array<readonly [Task, TaskOutput]> = []
-    for (const task of tasks) {
+    // The task at `index`, with the outputs of the tasks it depends on; then the next.
+    const from = (index: number): Effect.Effect<ReadonlyArray<readonly [Task, TaskOutput]>, TaskExecutionError, ChatModel> => {
+      if (index === tasks.length) return Effect.succeed(done)
+      const task = tasks[index]
       const current = resolved.get(task)!
       const context = task.context.map((dependency) => outputs.get(dependency)!)
-      const output = yield* runTask(current, context).pipe(
-        Effect.mapError((failure) =>
-          new TaskExecutionError({
-            taskDescription: current.description,
-            agentRole: current.agent.role,
-            reason: failure.reason,
-            completedOutputs: done.map(([, output]) => output)
-          })
-        )
-      )
-      outputs.set(task, output)
-      done.push([task, output])
+      return Effect.matchEffect(runTask(current, context), {
+        onFailure: (failure) =>
+          Effect.fail(
+            new TaskExecutionError({
+              taskDescription: current.description,
+              agentRole: current.agent.role,
+              reason: failure.reason,
+              completedOutputs: done.map(([, output]) => output)
+            })
+          ),
+        onSuccess: (output) => {
+          outputs.set(task, output)
+          done.push([task, output])
+          return from(index + 1)
+        }
+      })
     }
-    return done
+    return from(0)
   })
