@@ -30,13 +30,19 @@ export const engineFor = (role: "runner" | "client", db: string) => {
 export const print = (line: string) =>
   Effect.promise(() => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve())))
 
-/** One of RUNNERS runners: waits until the runners hold every shard between them (PostgreSQL advisory locks). */
+/**
+ * One of RUNNERS runners: waits until the runners hold every shard between
+ * them (PostgreSQL advisory locks). Only this database's locks count: the
+ * server is shared by a test file's tests, and a process of an earlier test
+ * may still hold its own database's locks.
+ */
 export const settled = Effect.gen(function*() {
   const sql = yield* SqlClient
   const runners = Number(process.env.RUNNERS ?? "1")
   while (true) {
     const [row] = yield* sql<{ locks: number; holders: number }>`SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS holders
-      FROM pg_locks WHERE locktype = 'advisory' AND granted`
+      FROM pg_locks WHERE locktype = 'advisory' AND granted
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
     if (row !== undefined && row.locks >= 300 && row.holders >= runners) return
     yield* Effect.sleep("50 millis")
   }
