@@ -50,7 +50,7 @@ const usageOf = (usage: LanguageModelV4Usage): Response.Usage =>
     }
   })
 
-/** A provider's id or model id, if it is a non-empty string: bounded and redacted as any text a span may show. */
+/** A provider's id or model id, if it is a non-empty string: bounded and redacted like other span text. */
 const reported = (value: unknown): string | undefined =>
   typeof value === "string" && value.length > 0 ? spanText(value) : undefined
 
@@ -84,7 +84,7 @@ const contentPart = (part: LanguageModelV4Content): Response.AnyPart | undefined
 
 /**
  * @internal the response parts of a provider's whole response, its
- * `response` metadata first when it has any (public, documented, as
+ * `response` metadata first when there is some (public, documented, as
  * `AiSdkModel.fromProviderContent`)
  */
 export const fromProviderContent = (
