@@ -61,9 +61,8 @@ export const generate = (
   limits: Limits,
   bounded: boolean
 ): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-  Effect.flatMap(
-    Effect.context<ChatModel>(),
-    (context): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
+  Effect.contextWith(
+    (context: Context.Context<ChatModel>): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
       // The run's budget bounds every model call, whatever the mode's pipeline (the final-answer call
       // that the budget itself asks for is not bounded again).
       const budget = bounded ? Context.get(context, CurrentRunBudget) : undefined

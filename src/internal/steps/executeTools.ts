@@ -129,9 +129,13 @@ export const executeToolsStep = (options: ToolOptions): Step => {
           completeRound(chain, chain.messages, inCallOrder(chain.messages, chain.roundResults), undefined, maxFailures)
         )
     }
-    return Effect.map(
-      runRound(compile(chain.toolkit), pending, chain.callStates, chain.messages, policy),
-      ({ log, settled }) => {
+    return runRound(
+      compile(chain.toolkit),
+      pending,
+      chain.callStates,
+      chain.messages,
+      policy,
+      (settled, log): Outcome.Outcome => {
         const earlier = chain.roundResults
         const results: Array<ToolResult> = earlier.length === 0 ? [] : earlier.slice()
         let held: Array<Held | Cut> | undefined

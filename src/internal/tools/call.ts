@@ -67,7 +67,8 @@ const attempt = (
   if (refusal !== undefined) {
     return failWith(ctx, call, "parameters", `Invalid arguments for tool '${call.name}': ${refusal}; the tool did not run`, entry, repairs)
   }
-  return Effect.matchCauseEffect(entry.decodeParameters(call.params), {
+  // Eager: a decoder that completed synchronously (an Exit) is branched on now, with no step of the runtime.
+  return Effect.matchCauseEffectEager(entry.decodeParameters(call.params), {
     onFailure: (cause) => {
       const error = Cause.squash(cause)
       return failWith(

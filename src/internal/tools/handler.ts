@@ -116,6 +116,19 @@ const handlerContext = (own: Context.Context<never>, input: Context.Context<neve
 }
 
 /**
+ * The handler's effect for this call. Called when the call runs (every
+ * caller is itself running), so no suspension is needed; a handler that
+ * throws instead of returning an Effect is a defect of this call only.
+ */
+const called = (handler: Handler, params: unknown, call: ToolCall): Effect.Effect<unknown, unknown> => {
+  try {
+    return handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
+  } catch (defect) {
+    return Effect.die(defect)
+  }
+}
+
+/**
  * The handler's run: in the handler's own context plus the call's
  * direct-return cell (a run inside it reports no events into this one),
  * failing with `TimedOut` past the call's timeout and with `CutShort` when
@@ -129,10 +142,7 @@ const running = (
   handler: Handler,
   cell: Cell
 ): Effect.Effect<unknown, unknown> => {
-  // Suspended: a handler that throws instead of returning an Effect is a defect of this call only.
-  let run: Effect.Effect<unknown, unknown> = Effect.suspend(() =>
-    handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
-  )
+  let run: Effect.Effect<unknown, unknown> = called(handler, params, call)
     .pipe(Effect.updateContext((input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell)))
   const timeout = entry.timeout ?? ctx.policy.timeout
   if (timeout !== undefined) {
@@ -283,9 +293,29 @@ export const invoke = (
   return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
     onFailure: (cause) => Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome)),
     onSuccess: (result) =>
-      Effect.matchEffect(entry.encodeSuccess(result), {
-        onFailure: (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
-        onSuccess: (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
-      })
+      encodedThen(
+        entry.encodeSuccess(result),
+        (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
+        (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
+      )
   })
 }
+
+/**
+ * What an encoding leads to: `onIssue` with its schema error, `onValue` with
+ * the encoded value; a defect propagates. An encoder that completed
+ * synchronously (an Exit, as a schema without effects gives) is branched on
+ * now, with no step of the runtime.
+ */
+const encodedThen = (
+  encoding: Effect.Effect<unknown, Schema.SchemaError>,
+  onIssue: (issue: Schema.SchemaError) => Effect.Effect<Settled>,
+  onValue: (encoded: unknown) => Effect.Effect<Settled>
+): Effect.Effect<Settled> =>
+  Effect.matchCauseEffectEager(encoding, {
+    onFailure: (cause) => {
+      const issue = Cause.findError(cause)
+      return issue._tag === "Success" ? onIssue(issue.success) : Effect.failCause(cause as Cause.Cause<never>)
+    },
+    onSuccess: onValue
+  })

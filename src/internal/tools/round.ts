@@ -105,7 +105,8 @@ export const runCall = (
   services: Context.Context<never>
 ): Effect.Effect<ToolResult> =>
   Effect.flatMap(
-    settle({
+    // Suspended: settling runs the handler's function, which must happen when the call runs.
+    Effect.suspend(() => settle({
       compiled,
       services,
       messages: emptyMessages,
@@ -114,7 +115,7 @@ export const runCall = (
       observer: undefined,
       traced: false,
       states: noStates
-    }, call, undefined),
+    }, call, undefined)),
     (settled) =>
       settled instanceof Held || settled instanceof Cut
         ? Effect.die(new Error(`runCall: call ${call.id} was held`))
@@ -122,18 +123,20 @@ export const runCall = (
   )
 
 /**
- * Runs a round of calls; what each call settled to comes back in call order
- * whatever the concurrency, with the round's log.
+ * Runs a round of calls and hands what each call settled to (in call order,
+ * whatever the concurrency), with the round's log, to `then`: one step of
+ * the runtime between the last call and the round's outcome.
  *
  * @internal
  */
-export const runRound = (
+export const runRound = <B>(
   compiled: CompiledToolkit,
   calls: ReadonlyArray<ToolCall>,
   states: ReadonlyMap<string, CallState>,
   messages: ReadonlyArray<Prompt.Message>,
-  policy: RoundPolicy
-): Effect.Effect<{ readonly settled: ReadonlyArray<Settled>; readonly log: RoundLog }> =>
+  policy: RoundPolicy,
+  then: (settled: ReadonlyArray<Settled>, log: RoundLog) => B
+): Effect.Effect<B> =>
   Effect.contextWith((services: Context.Context<never>) => {
     const log: RoundLog = { fails: [], edits: new Map() }
     const observer = Context.get(services, Observer)
@@ -148,10 +151,9 @@ export const runRound = (
       states
     }
     const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
-    const settled = calls.length === 1
-      ? Effect.map(one(calls[0]), (only) => [only])
-      : Effect.forEach(calls, one, { concurrency: policy.concurrency })
-    return Effect.map(settled, (all) => ({ settled: all, log }))
+    return calls.length === 1
+      ? Effect.map(one(calls[0]), (only) => then([only], log))
+      : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all, log))
   })
 
 /**
@@ -165,7 +167,11 @@ export const runCalls = (
   calls: ReadonlyArray<ToolCall>,
   concurrency: number | "unbounded"
 ): Effect.Effect<ReadonlyArray<ToolResult>> =>
-  Effect.map(
-    runRound(compiled, calls, noStates, emptyMessages, { ...defaultPolicy, concurrency }),
-    ({ settled }) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
+  runRound(
+    compiled,
+    calls,
+    noStates,
+    emptyMessages,
+    { ...defaultPolicy, concurrency },
+    (settled) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
   )
