@@ -32,6 +32,7 @@ import { checkToolsExist } from "./internal/steps/toolChecks.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
+import { runSteps, stepsOf, type Then } from "./internal/step.ts"
 
 /**
  * Options every built-in mode reads (declared, defaulted and checked in one
@@ -87,7 +88,10 @@ const checked = <R>(mode: Mode<R>): Mode<R> => (chain, options) => {
  * (`Step.continueOrDone`); a chain that needs none ends `Ok` (reason
  * `"done"`) with no model call. A mode is then its pipeline and nothing else.
  * Every model call of a run is bounded by the run's `maxRuns`, whatever the
- * pipeline (`Step.callLlm` honours the run's budget).
+ * pipeline (`Step.callLlm` honours the run's budget). A body made of steps
+ * alone (`Step.make` and the built-in steps) is built once per run and run
+ * for every round, so `body` should only put steps together: a step's own
+ * work belongs in its function, which runs each round.
  *
  * @example
  * ```ts
@@ -106,9 +110,18 @@ export const loop = <R>(
   chain: Chain,
   body: (self: Effect.Effect<Outcome.Outcome>) => Effect.Effect<Outcome.Outcome, never, R>
 ): Effect.Effect<Outcome.Outcome, never, R> => {
-  const again = Step.continueOrDone((c: Chain) => go(c))
-  const go = (c: Chain): Effect.Effect<Outcome.Outcome, never, R> => again(body(Step.start(c)))
-  return chain.needsResponse ? go(chain) : done(chain)
+  const steps = stepsOf(body)
+  if (steps === undefined) {
+    const again = Step.continueOrDone((c: Chain) => go(c))
+    const go = (c: Chain): Effect.Effect<Outcome.Outcome, never, R> => again(body(Step.start(c)))
+    return chain.needsResponse ? go(chain) : done(chain)
+  }
+  // The body built once for the run, and the loop's own end after it.
+  const round: ReadonlyArray<Then> = [...steps, (outcome) =>
+    outcome._tag !== "Continue" ? Effect.succeed(outcome) : outcome.chain.needsResponse ? next(outcome) : done(outcome.chain)]
+  // Suspended: a round whose every step completed at once would otherwise recurse.
+  const next = (outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, R> => Effect.suspend(() => runSteps(round, outcome))
+  return chain.needsResponse ? next(new Outcome.Continue(chain)) : done(chain)
 }
 
 /**

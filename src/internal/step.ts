@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import type { Chain } from "./chain.ts"
 import { type Options, validateOptions } from "./options.ts"
 import { checkFunction, checkObject } from "./checks.ts"
@@ -49,7 +49,7 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Exit } from "effect"
  * import { Outcome, Step } from "loopwork"
  *
  * const logRuns = Step.make((chain) =>
@@ -63,8 +63,74 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
 export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outcome, never, R>): Step<R> => {
   const invalid = checkFunction(f, "Step.make argument", "must be a function (chain) => Effect<Outcome>")
   if (invalid !== undefined) return refused(invalid)
-  return (self) => Effect.flatMap(self, (outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome))
+  const then = (outcome: Outcome.Outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome)
+  return (self) => joined(self, then)
 }
+
+/** @internal What a step does with the outcome before it. */
+export type Then = (outcome: Outcome.Outcome) => Effect.Effect<Outcome.Outcome, never, any>
+
+/** The effect `make` returned last: its source, and the steps made on it since. */
+let last: {
+  readonly effect: Effect.Effect<Outcome.Outcome, never, any>
+  readonly source: Effect.Effect<Outcome.Outcome, never, any>
+  readonly steps: ReadonlyArray<Then>
+} | undefined
+
+/** The most steps joined into one continuation. */
+const maxJoined = 32
+
+/**
+ * `Effect.flatMap(self, then)`. When `self` is what the previous step made
+ * (a pipeline being built), `then` joins that step's continuation instead:
+ * `flatMap(flatMap(source, a), b)` is `flatMap(source, (x) => flatMap(a(x), b))`,
+ * and `b` runs at once when `a`'s result is already complete, so a check
+ * that passes the chain on costs a function call, not a step of the
+ * runtime. Steps still run one after the other, when the pipeline runs.
+ */
+const joined = <R0, R>(self: Effect.Effect<Outcome.Outcome, never, R0>, then: Then): Effect.Effect<Outcome.Outcome, never, R0 | R> => {
+  const prior = last !== undefined && last.effect === self && last.steps.length < maxJoined ? last : undefined
+  const source = prior === undefined ? self : prior.source
+  const steps = prior === undefined ? [then] : [...prior.steps, then]
+  const effect = Effect.flatMap(source, (outcome) => runFrom(steps, 0, outcome))
+  last = { effect, source, steps }
+  return effect
+}
+
+/**
+ * `steps[from]` on `outcome`, then each later step on the outcome of the one
+ * before: at once while results are complete (Exits), with the rest as one
+ * continuation of the first result that is still to come.
+ */
+const runFrom = (steps: ReadonlyArray<Then>, from: number, outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, any> => {
+  let result = steps[from](outcome)
+  for (let i = from + 1; i < steps.length; i++) {
+    if (!Exit.isExit(result)) return Effect.flatMap(result, (next) => runFrom(steps, i, next))
+    const done = result as Exit.Exit<Outcome.Outcome>
+    if (done._tag === "Failure") return done
+    result = steps[i](done.value)
+  }
+  return result
+}
+
+/**
+ * The steps `body` adds to the effect it is given, when it adds nothing but
+ * steps made with {@link make} (otherwise `undefined`): a loop can then
+ * build its body once and run it for every round with {@link runSteps}.
+ *
+ * @internal
+ */
+export const stepsOf = <R>(
+  body: (self: Effect.Effect<Outcome.Outcome>) => Effect.Effect<Outcome.Outcome, never, R>
+): ReadonlyArray<Then> | undefined => {
+  const probe: Effect.Effect<Outcome.Outcome> = Effect.suspend(() => Effect.die(new Error("a probe, never run")))
+  const built = body(probe)
+  return last !== undefined && last.effect === built && last.source === probe ? last.steps : undefined
+}
+
+/** @internal `steps` run on `outcome`, one after the other (see {@link stepsOf}). */
+export const runSteps = (steps: ReadonlyArray<Then>, outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, any> =>
+  runFrom(steps, 0, outcome)
 
 /** @internal A step that ends the loop with `problem` on the first `Continue` (a factory given bad input). */
 export function refused(problem: InvalidInput): Step {
@@ -85,7 +151,7 @@ export const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effec
  *
  * @example
  * ```ts
- * import { Effect } from "effect"
+ * import { Effect, Exit } from "effect"
  * import { Chain, ChatModel, Outcome, Step } from "loopwork"
  *
  * const loop = (chain: Chain.Chain): Effect.Effect<Outcome.Outcome, never, ChatModel.ChatModel> =>
