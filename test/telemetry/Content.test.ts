@@ -2,7 +2,8 @@
  * Opt-in capture of a model call's messages on its `chat` span
  * (`Telemetry.CaptureContent`), as an OTLP backend receives it:
  * `gen_ai.system_instructions`, `gen_ai.input.messages` and
- * `gen_ai.output.messages` in the conventions' JSON shape, credentials
+ * `gen_ai.output.messages` in the conventions' JSON shape (and a tool call's
+ * `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`), credentials
  * redacted, sizes bounded; off by default, and never with
  * `Privacy.OmitContent`.
  */
@@ -43,7 +44,13 @@ const capturedRun = (settings: { readonly capture: boolean; readonly omit: boole
 const chats = (collector: Collector.Collector) => collector.spans.filter((span) => span.name === "chat scripted")
 const parsed = (value: unknown): unknown => typeof value === "string" ? JSON.parse(value) : value
 
-const contentKeys = ["gen_ai.system_instructions", "gen_ai.input.messages", "gen_ai.output.messages"]
+const contentKeys = [
+  "gen_ai.system_instructions",
+  "gen_ai.input.messages",
+  "gen_ai.output.messages",
+  "gen_ai.tool.call.arguments",
+  "gen_ai.tool.call.result"
+]
 
 describe("Telemetry.CaptureContent on", () => {
   it.live("each chat span carries its system instructions, input and output messages in the conventions' shape, the key redacted", () =>
@@ -67,6 +74,33 @@ describe("Telemetry.CaptureContent on", () => {
       ])
       expect(collector.bodies.filter((body) => body.includes(key) || body.includes("abc123"))).toEqual([])
     }))
+
+  it.live("each execute_tool span carries the call's arguments and its result as JSON text, the key redacted", () =>
+    Effect.gen(function*() {
+      const collector = yield* capturedRun({ capture: true, omit: false })
+      const tools = collector.spans.filter((span) => span.name === "execute_tool lookup")
+      expect(tools).toHaveLength(1)
+      expect(parsed(tools[0].attributes["gen_ai.tool.call.arguments"])).toEqual({ q: "a", api_key: "[REDACTED]" })
+      expect(parsed(tools[0].attributes["gen_ai.tool.call.result"])).toBe("found a for Jane Roe")
+    }))
+
+  it.live("a tool's long result is cut to 4,096 characters on its span", () =>
+    Effect.gen(function*() {
+      const collector = yield* Collector.make
+      const long = "z".repeat(10_000)
+      const longHandlers = toolkit.toLayer({ lookup: () => Effect.succeed(long) })
+      yield* Chain.run(Chain.make({ user: "Find a", toolkit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([
+          ChatModel.scripted([{ toolCalls: [{ name: "lookup", params: { q: "a" } }] }, { text: "ok" }]).layer,
+          longHandlers
+        ]),
+        Effect.provideService(Telemetry.CaptureContent, true),
+        Effect.andThen(Collector.exported),
+        Effect.provide(Collector.layer(collector))
+      )
+      const [tool] = collector.spans.filter((span) => span.name === "execute_tool lookup")
+      expect(tool.attributes["gen_ai.tool.call.result"]).toBe(`${JSON.stringify(long).slice(0, 4_096)}…`)
+    }).pipe(Effect.scoped))
 
   it.live("bounded: a long text is cut to 4,096 characters, and the input keeps the newest messages within 65,536", () =>
     Effect.gen(function*() {

@@ -49,6 +49,23 @@ const valueOf = (value: unknown): unknown => {
   }
 }
 
+/**
+ * A tool call's arguments or result as a span attribute
+ * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`): its JSON text,
+ * credentials redacted, cut to 4,096 characters.
+ *
+ * @internal
+ */
+export const toolValueText = (value: unknown): string => {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    return "[a value that cannot be shown as JSON]"
+  }
+  return bounded(json ?? "null")
+}
+
 const filePart = (mediaType: unknown, data: unknown): Part => {
   const mime = typeof mediaType === "string" ? bounded(mediaType) : "application/octet-stream"
   const modality = mime.split("/")[0]

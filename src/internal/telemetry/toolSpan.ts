@@ -4,6 +4,11 @@
  * `gen_ai.tool.type` (`function`: the loop runs it), the tool's description
  * when it has one, and `loopwork.tool.status`.
  *
+ * With `Telemetry.CaptureContent` on (and `Privacy.OmitContent` off), the
+ * call's arguments and its result (as the model sees it) are recorded too,
+ * as JSON text (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`),
+ * redacted and bounded.
+ *
  * A failed call is fed back to the model as a failed result, so the call
  * itself succeeds; its span still ends as failed (status error) with
  * `error.type`: the `_tag` of what the handler failed with (a
@@ -18,11 +23,13 @@
 import { Context, Effect } from "effect"
 import { ToolCallFailed } from "../../LoopError.ts"
 import { OmitContent } from "../../Privacy.ts"
+import { CaptureContent } from "../../Telemetry.ts"
 import type { ToolCall, ToolResult } from "../../ToolCall.ts"
 import { failureMessage } from "../contentFree.ts"
 import { describe } from "../describe.ts"
 import { spanText, spanWithErrorType } from "../tracing.ts"
 import { Cut, Held, type Settled } from "../tools/settled.ts"
+import { toolValueText } from "./content.ts"
 import { tagOf } from "./errorType.ts"
 
 /** What a settled call's span reports as its status (`loopwork.tool.status`). */
@@ -87,9 +94,18 @@ export const toolSpan = (
     "gen_ai.tool.type": "function"
   }
   if (description !== undefined && description.length > 0) attributes["gen_ai.tool.description"] = spanText(description)
+  const omit = Context.get(services, OmitContent)
+  const capture = !omit && Context.get(services, CaptureContent) === true
+  if (capture) attributes["gen_ai.tool.call.arguments"] = toolValueText(call.params)
   const inSpan = Effect.flatMap(
-    Effect.tap(run, (settled) => Effect.annotateCurrentSpan("loopwork.tool.status", statusOf(settled))),
-    ending(Context.get(services, OmitContent))
+    Effect.tap(run, (settled) =>
+      capture && !(settled instanceof Held || settled instanceof Cut)
+        ? Effect.annotateCurrentSpan({
+          "loopwork.tool.status": statusOf(settled),
+          "gen_ai.tool.call.result": toolValueText(settled.encoded)
+        })
+        : Effect.annotateCurrentSpan("loopwork.tool.status", statusOf(settled))),
+    ending(omit)
   )
   return Effect.catch(spanWithErrorType(inSpan, `execute_tool ${name}`, { attributes }), (failed) => Effect.succeed(failed.settled))
 }
