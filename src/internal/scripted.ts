@@ -123,15 +123,14 @@ export interface ScriptedModel {
 
 const scriptedInfo: ModelInfo = { provider: "loopwork", model: "scripted" }
 
-const emptyUsage = new Response.Usage({
-  inputTokens: { uncached: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: undefined, text: undefined, reasoning: undefined }
-})
+const emptyUsage = Parts.usage({})
 
 const usageOf = (usage: { readonly inputTokens: number; readonly outputTokens: number }): Response.Usage =>
-  new Response.Usage({
-    inputTokens: { uncached: usage.inputTokens, total: usage.inputTokens, cacheRead: undefined, cacheWrite: undefined },
-    outputTokens: { total: usage.outputTokens, text: usage.outputTokens, reasoning: undefined }
+  Parts.usage({
+    inputUncached: usage.inputTokens,
+    inputTotal: usage.inputTokens,
+    outputTotal: usage.outputTokens,
+    outputText: usage.outputTokens
   })
 
 const replyParts = (reply: Reply, turn: number): ReadonlyArray<Response.AnyPart> => {

@@ -4,6 +4,7 @@
  * recognised by its guards; a change in effect/ai must fail here.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Equal, Schema } from "effect"
 import { Prompt, Response } from "effect/ai"
 import * as Parts from "../../src/internal/parts.ts"
 
@@ -53,6 +54,35 @@ const rows: ReadonlyArray<{ readonly name: string; readonly ours: unknown; reado
     theirs: Response.makePart("finish", { reason: "stop", usage, response: undefined })
   }
 ]
+
+const counts = { inputUncached: 3, inputTotal: 4, cacheRead: 1, cacheWrite: 0, outputTotal: 7, outputText: 5, reasoning: 2 }
+
+describe("Parts.usage equals the schema's constructor", () => {
+  const rows: ReadonlyArray<readonly [string, Parts.Counts, Response.Usage]> = [
+    ["every count", counts, new Response.Usage({
+      inputTokens: { uncached: 3, total: 4, cacheRead: 1, cacheWrite: 0 },
+      outputTokens: { total: 7, text: 5, reasoning: 2 }
+    })],
+    ["no counts", {}, new Response.Usage({
+      inputTokens: { uncached: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: undefined, text: undefined, reasoning: undefined }
+    })],
+    // what the schema would refuse (not an integer) is left out instead
+    ["counts that are not integers", { ...counts, inputTotal: 1.5, outputTotal: "7", reasoning: Number.NaN, cacheRead: 2 ** 60 }, new Response.Usage({
+      inputTokens: { uncached: 3, total: undefined, cacheRead: undefined, cacheWrite: 0 },
+      outputTokens: { total: undefined, text: 5, reasoning: undefined }
+    })]
+  ]
+  for (const [name, given, expected] of rows) {
+    it(name, () => {
+      const ours = Parts.usage(given)
+      expect(ours).toBeInstanceOf(Response.Usage)
+      expect(ours).toStrictEqual(expected)
+      expect(Equal.equals(ours, expected)).toBe(true)
+      expect(Schema.encodeSync(Response.Usage)(ours)).toStrictEqual(Schema.encodeSync(Response.Usage)(expected))
+    })
+  }
+})
 
 describe("hot-path parts equal effect/ai's", () => {
   for (const row of rows) {

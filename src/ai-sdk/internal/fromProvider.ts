@@ -35,20 +35,20 @@ const parseArguments = (input: string): unknown => {
 const finishReasonOf = (reason: LanguageModelV4FinishReason): Response.FinishReason =>
   reason.unified === "interrupted" ? "other" : reason.unified
 
-const usageOf = (usage: LanguageModelV4Usage): Response.Usage =>
-  new Response.Usage({
-    inputTokens: {
-      uncached: usage.inputTokens.noCache,
-      total: usage.inputTokens.total,
-      cacheRead: usage.inputTokens.cacheRead,
-      cacheWrite: usage.inputTokens.cacheWrite
-    },
-    outputTokens: {
-      total: usage.outputTokens.total,
-      text: usage.outputTokens.text,
-      reasoning: usage.outputTokens.reasoning
-    }
+/** The provider's usage; a count that is not an integer, or a part of it that is missing, is left out. */
+const usageOf = (usage: LanguageModelV4Usage): Response.Usage => {
+  const input: Partial<LanguageModelV4Usage["inputTokens"]> = typeof usage?.inputTokens === "object" && usage.inputTokens !== null ? usage.inputTokens : {}
+  const output: Partial<LanguageModelV4Usage["outputTokens"]> = typeof usage?.outputTokens === "object" && usage.outputTokens !== null ? usage.outputTokens : {}
+  return Parts.usage({
+    inputUncached: input.noCache,
+    inputTotal: input.total,
+    cacheRead: input.cacheRead,
+    cacheWrite: input.cacheWrite,
+    outputTotal: output.total,
+    outputText: output.text,
+    reasoning: output.reasoning
   })
+}
 
 /** A provider's id or model id, if it is a non-empty string: bounded and redacted like other span text. */
 const reported = (value: unknown): string | undefined =>

@@ -76,6 +76,29 @@ describe("response mapping", () => {
     expect(finish.type === "finish" && [finish.usage.inputTokens.total, finish.usage.outputTokens.total]).toEqual([undefined, undefined])
   })
 
+  it("a provider's usage that is not counts: each bad count left out, a missing part read as no counts, never a throw", () => {
+    const hostile = [
+      { inputTokens: { total: "10", noCache: 1.5, cacheRead: Number.NaN, cacheWrite: 2 ** 60 }, outputTokens: { total: Infinity, text: -1, reasoning: null } },
+      { inputTokens: null, outputTokens: undefined },
+      {},
+      null
+    ] as unknown as ReadonlyArray<LanguageModelV4Usage>
+    const counts = hostile.map((bad) => {
+      const [finish] = AiSdkModel.fromProviderContent([], stop, bad)
+      if (finish.type !== "finish") throw new Error("no finish part")
+      expect(finish.usage).toBeInstanceOf(Response.Usage)
+      return [finish.usage.inputTokens, finish.usage.outputTokens]
+    })
+    const none = { uncached: undefined, total: undefined, cacheRead: undefined, cacheWrite: undefined }
+    const noOutput = { total: undefined, text: undefined, reasoning: undefined }
+    expect(counts).toEqual([
+      [none, { total: undefined, text: -1, reasoning: undefined }],
+      [none, noOutput],
+      [none, noOutput],
+      [none, noOutput]
+    ])
+  })
+
   it.effect("an 'interrupted' finish (the provider saw the response cut off) is a retryable failure, streamed or whole; a retry recovers", () =>
     Effect.gen(function*() {
       const cut: LanguageModelV4FinishReason = { unified: "interrupted", raw: undefined }
