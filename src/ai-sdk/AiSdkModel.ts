@@ -334,11 +334,14 @@ const service = (model: LanguageModelV4, options: Options | undefined): ChatMode
   // The request is built before the call: a prompt it cannot be built from fails at once, not retried.
   const convert = makePromptCache(promptCacheSize)
   const strictTools = options?.strictTools === true
-  const built: Build = (request) =>
-    Effect.try({
-      try: () => ToProvider.callOptions(request, options?.callOptions, convert, strictTools),
-      catch: (error) => error instanceof ToProvider.NotStrictTool ? Errors.notStrict(error.tool, error.reason) : Errors.unbuildable(error)
-    })
+  // Built when the call is asked for (generate and stream are called by a running loop): an Exit, not a step of the runtime.
+  const built: Build = (request) => {
+    try {
+      return Effect.succeed(ToProvider.callOptions(request, options?.callOptions, convert, strictTools))
+    } catch (error) {
+      return Effect.fail(error instanceof ToProvider.NotStrictTool ? Errors.notStrict(error.tool, error.reason) : Errors.unbuildable(error))
+    }
+  }
   return ChatModel.of({
     info: {
       provider: model.provider,
@@ -368,7 +371,7 @@ const generateWith = (model: LanguageModelV4, built: Build, timeout: Duration.Du
     bounded(
       timeout,
       built(request).pipe(
-        Effect.flatMap((call) =>
+        Effect.flatMapEager((call) =>
           Effect.tryPromise({
             try: (signal) => model.doGenerate({ ...call, abortSignal: signal }),
             catch: Errors.callFailureOf
