@@ -12,14 +12,13 @@ import * as Arrival from "../arrival.ts"
 import * as CallIds from "../callIds.ts"
 import type { Limits } from "../jsonBounds.ts"
 import { type Options } from "../options.ts"
-import { CurrentRunBudget, exhausted } from "../runBudget.ts"
+import { exhausted } from "../runBudget.ts"
+import { runContextOf } from "../runContext.ts"
 import { callModel } from "../modelCall.ts"
-import { CurrentDurability } from "../durability.ts"
 import { appendTurn, turnOf } from "../turn.ts"
 import { compile } from "../tools/compile.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
-import { Observer } from "../../RunEvent.ts"
 import { isInterrupted, raceInterrupt, type StopSignal as Signal } from "../stopSignal.ts"
 import { waiting } from "./roundState.ts"
 import { make, optionsProblem, refused, type Step } from "../step.ts"
@@ -65,15 +64,16 @@ export const generate = (
     (context: Context.Context<ChatModel>): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
       // The run's budget bounds every model call, whatever the mode's pipeline (the final-answer call
       // that the budget itself asks for is not bounded again).
-      const budget = bounded ? Context.get(context, CurrentRunBudget) : undefined
+      const run = runContextOf(context)
+      const budget = bounded ? run.budget : undefined
       if (exhausted(budget, chain)) return budget.atLimit(chain)
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
       const turn = chain.runCount + 1
       const used = CallIds.usedIn(chain)
-      const call = callModel(context, Context.get(context, ChatModel), request, Context.get(context, Observer), retry, turn, limits, used)
+      const call = callModel(context, Context.get(context, ChatModel), request, run.observer, retry, turn, limits, used)
       // Checked here rather than in callModel (no extra step per call); an observed call was checked
       // already, before its events, and passes again unchanged.
-      const durability = Context.get(context, CurrentDurability)
+      const durability = run.durability
       if (durability === undefined) {
         return Effect.match(call, {
           onFailure: (error) => new Outcome.Error(chain, error),

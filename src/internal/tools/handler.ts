@@ -20,7 +20,7 @@ import type { CompiledTool } from "./compile.ts"
 import { failWith, onFailure, type Repairs } from "./failure.ts"
 import type { RoundContext } from "./roundContext.ts"
 import { Cut, type Settled } from "./settled.ts"
-import { CurrentDurability, type Durability } from "../durability.ts"
+import type { Durability } from "../durability.ts"
 import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
 
 const noPreliminary = () => Effect.void
@@ -281,7 +281,7 @@ export const invoke = (
   }
   const stop = ctx.policy.stop
   if (stop !== undefined && isInterrupted(stop)) return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
-  const durability = Context.get(ctx.services, CurrentDurability)
+  const durability = ctx.durability
   if (durability !== undefined) {
     return Effect.flatMap(
       durableOutcome(durability, ctx, entry, call, params, handler),

@@ -9,11 +9,11 @@
  */
 import { Clock, Context, Effect } from "effect"
 import type { Prompt } from "effect/ai"
-import { emitTo, isActive, Observer } from "../../RunEvent.ts"
+import { emitTo, isActive, type Observer } from "../../RunEvent.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 import * as JsonBounds from "../jsonBounds.ts"
 import { toolSpan } from "../telemetry/toolSpan.ts"
-import { isTraced } from "../tracing.ts"
+import { runContextOf } from "../runContext.ts"
 import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
@@ -114,6 +114,7 @@ export const runCall = (
       log: { fails: [], edits: new Map() },
       observer: undefined,
       traced: false,
+      durability: undefined,
       states: noStates
     }, call, undefined)),
     (settled) =>
@@ -139,15 +140,16 @@ export const runRound = <B>(
 ): Effect.Effect<B> =>
   Effect.contextWith((services: Context.Context<never>) => {
     const log: RoundLog = { fails: [], edits: new Map() }
-    const observer = Context.get(services, Observer)
+    const run = runContextOf(services)
     const ctx: RoundContext = {
       compiled,
       services,
       messages,
       policy,
       log,
-      observer: isActive(observer) ? observer : undefined,
-      traced: isTraced(services),
+      observer: isActive(run.observer) ? run.observer : undefined,
+      traced: run.traced,
+      durability: run.durability,
       states
     }
     const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))

@@ -9,6 +9,7 @@
 import type { Context, Duration } from "effect"
 import type { Prompt } from "effect/ai"
 import type { Observer } from "../../RunEvent.ts"
+import type { Durability } from "../durability.ts"
 import type { StopSignal } from "../stopSignal.ts"
 import type { CallState } from "../../ToolCall.ts"
 import type * as ToolFailurePolicy from "../../ToolFailurePolicy.ts"
@@ -44,6 +45,8 @@ export interface RoundContext {
   readonly observer: Observer | undefined
   /** Whether calls get `execute_tool` spans (a tracing backend is installed). */
   readonly traced: boolean
+  /** The run's durability: each call recorded (`undefined`: calls run directly). */
+  readonly durability: Durability | undefined
   /** The calls' states before the round (a cut call keeps its own). */
   readonly states: ReadonlyMap<string, CallState>
 }

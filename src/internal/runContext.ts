@@ -1,0 +1,39 @@
+/**
+ * What the loop reads from a run's context at every model call and every
+ * tool round — the observer, whether a tracing backend is installed, the
+ * run's durability and its `maxRuns` budget — read once per context and
+ * remembered: a context never changes, and a run's steps share one. (The
+ * reads cost ~20 ns each, eleven a step, next to one lookup here.)
+ *
+ * @internal
+ */
+import { Context } from "effect"
+import { Observer } from "../RunEvent.ts"
+import { CurrentDurability, type Durability } from "./durability.ts"
+import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
+import { isTraced } from "./tracing.ts"
+
+/** @internal */
+export interface RunContext {
+  readonly observer: Observer
+  readonly traced: boolean
+  readonly durability: Durability | undefined
+  readonly budget: RunBudget | undefined
+}
+
+const read = new WeakMap<Context.Context<never>, RunContext>()
+
+/** @internal what `context` holds for the loop */
+export const runContextOf = (context: Context.Context<never>): RunContext => {
+  let found = read.get(context)
+  if (found === undefined) {
+    found = {
+      observer: Context.get(context, Observer),
+      traced: isTraced(context),
+      durability: Context.get(context, CurrentDurability),
+      budget: Context.get(context, CurrentRunBudget)
+    }
+    read.set(context, found)
+  }
+  return found
+}
