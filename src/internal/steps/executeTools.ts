@@ -11,7 +11,7 @@ import * as Parts from "../parts.ts"
 import { inCallOrder, withEdits } from "../round.ts"
 import { compile } from "../tools/compile.ts"
 import type { RoundLog } from "../tools/roundContext.ts"
-import { runRound, storable } from "../tools/round.ts"
+import { runRound } from "../tools/round.ts"
 import { Cut, Held } from "../tools/settled.ts"
 import { MaxFailuresExceeded, ToolCallFailed } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
@@ -145,7 +145,7 @@ export const executeToolsStep = (options: ToolOptions): Step => {
           else if (one instanceof Cut) {
             ;(held ??= []).push(one)
             cut = true
-          } else results.push(storable(one) as ToolResult)
+          } else results.push(one)
         }
         const edited = withEdits(chain, log.edits)
         const messages = edited.messages

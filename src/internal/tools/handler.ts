@@ -72,8 +72,18 @@ class TimedOut {
   }
 }
 
-/** Merged handler contexts, by the handler's own context and then the caller's (both immutable). */
-const merged = new WeakMap<Context.Context<never>, WeakMap<Context.Context<never>, Context.Context<never>>>()
+/**
+ * The last merged context of each handler context, with the caller's
+ * context it was made for. Only the last: a map from caller contexts to
+ * merged ones would hold values that refer to their own keys, which V8's
+ * minor collections cannot free, so every run's context would live until a
+ * full collection. Runs one after the other (the common case) reuse it;
+ * runs at the same time with the same handlers rebuild it (a few adds).
+ */
+const lastMerged = new WeakMap<
+  Context.Context<never>,
+  { readonly input: Context.Context<never>; readonly context: Context.Context<never> }
+>()
 
 /** A handler's own services with their keys, read once per handler context. */
 const ownServices = new WeakMap<Context.Context<never>, ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]>>()
@@ -91,27 +101,21 @@ const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Contex
  * The caller's context with the handler's own services it lacks (the
  * caller's win, as in `Context.merge(own, input)`), where a run inside the
  * handler (a sub-agent) does not report into this run's events. Made once
- * per pair, and added on top of the caller's context rather than copied
+ * per pair (see {@link lastMerged}), and added on top of the caller's context rather than copied
  * with it: the caller's context holds every handler of the toolkit, and a
  * new run's is a new one, so a copy would cost each run in proportion to
  * the tool count. A handler's own context is small (the services its layer
  * was built with).
  */
 const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> => {
-  let byInput = merged.get(own)
-  if (byInput === undefined) {
-    byInput = new WeakMap()
-    merged.set(own, byInput)
+  const last = lastMerged.get(own)
+  if (last !== undefined && last.input === input) return last.context
+  let context = input
+  for (const [key, service] of servicesOf(own)) {
+    if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
   }
-  let context = byInput.get(input)
-  if (context === undefined) {
-    context = input
-    for (const [key, service] of servicesOf(own)) {
-      if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
-    }
-    context = Context.add(context, Observer, silent)
-    byInput.set(input, context)
-  }
+  context = Context.add(context, Observer, silent)
+  lastMerged.set(own, { input, context })
   return context
 }
 

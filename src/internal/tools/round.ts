@@ -34,6 +34,8 @@ export const storable = (settled: Settled): Settled => {
   return { id: settled.id, name: settled.name, isFailure: true, result: message, encoded: message, failureOrigin: "result" }
 }
 
+const same = (settled: Settled): Settled => settled
+
 const statusOf = (settled: Settled) =>
   settled instanceof Cut
     ? "interrupted" as const
@@ -125,8 +127,9 @@ export const runCall = (
 
 /**
  * Runs a round of calls and hands what each call settled to (in call order,
- * whatever the concurrency), with the round's log, to `then`: one step of
- * the runtime between the last call and the round's outcome.
+ * whatever the concurrency; each result {@link storable}), with the round's
+ * log, to `then`: one step of the runtime between the last call and the
+ * round's outcome.
  *
  * @internal
  */
@@ -153,9 +156,11 @@ export const runRound = <B>(
       states
     }
     const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
+    // An observed call is made storable before its event; the others here.
+    const checked = ctx.observer === undefined ? storable : same
     return calls.length === 1
-      ? Effect.map(one(calls[0]), (only) => then([only], log))
-      : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all, log))
+      ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
+      : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all.map(checked), log))
   })
 
 /**
