@@ -9,24 +9,46 @@
  */
 import { Clock, Context, Effect, Schedule, Stream } from "effect"
 import { Response } from "effect/ai"
+import type { Tool } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
-import { emitTo, isActive, type Observer } from "../RunEvent.ts"
+import { emitTo, type Observer } from "../RunEvent.ts"
 import * as Arrival from "./arrival.ts"
 import type { Used } from "./callIds.ts"
 import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
-import { Metrics } from "../Telemetry.ts"
 import { chatSpan, labelsOf } from "./telemetry/chatSpan.ts"
 import { metered } from "./telemetry/metrics.ts"
 import { finishOf } from "./telemetry/response.ts"
-import { isTraced } from "./tracing.ts"
+import type { RunContext } from "./runContext.ts"
 
 type Model = ChatModel["Service"]
 
-/** Whole parts from streamed ones: text and reasoning deltas joined, tool-argument deltas dropped. */
+/** A streamed part that `assemble` joins into a whole one or drops. */
+const isPiece = (part: Response.AnyPart): boolean => {
+  switch (part.type) {
+    case "text-start":
+    case "text-delta":
+    case "text-end":
+    case "reasoning-start":
+    case "reasoning-delta":
+    case "reasoning-end":
+    case "tool-params-start":
+    case "tool-params-delta":
+    case "tool-params-end":
+      return true
+    default:
+      return false
+  }
+}
+
+/**
+ * Whole parts from streamed ones: text and reasoning deltas joined, tool-argument deltas dropped.
+ * Parts that hold no pieces (a turn of tool calls) come back as they are.
+ */
 export const assemble = (streamed: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => {
+  if (!streamed.some(isPiece)) return streamed
   const out: Array<Response.AnyPart> = []
   // A block id means something only while its block is open: a later block may reuse it.
   const open = new Map<string, { readonly kind: "text" | "reasoning"; text: string; readonly at: number }>()
@@ -93,20 +115,22 @@ const streamed = (
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.suspend(() => {
     const parts: Array<Response.AnyPart> = []
-    return Effect.as(
-      Stream.runForEachArray(model.stream(request), (chunk) => {
-        let deltas: Array<string> | undefined
-        for (const part of chunk) {
-          parts.push(part)
-          if (part.type === "text-delta") (deltas ??= []).push(part.delta)
-        }
-        return deltas === undefined
-          ? Effect.void
-          : Effect.forEach(deltas, (delta) => emitTo(observer, { _tag: "TextDelta", call, delta }), { discard: true })
-      }),
-      parts
-    ).pipe(Effect.map(assemble))
+    const received = Stream.runForEachArray(model.stream(request), (chunk) => {
+      let deltas: Array<string> | undefined
+      for (const part of chunk) {
+        parts.push(part)
+        if (part.type === "text-delta") (deltas ??= []).push(part.delta)
+      }
+      return deltas === undefined
+        ? Effect.void
+        : Effect.forEach(deltas, (delta) => emitTo(observer, { _tag: "TextDelta", call, delta }), { discard: true })
+    })
+    return Effect.map(received, () => assemble(parts))
   })
+
+/** The failure of a model (or client) that threw or died. */
+const failedUnexpectedly = (defect: unknown): ModelCallFailed =>
+  new ModelCallFailed({ description: `the model failed unexpectedly: ${messageOf(defect)}`, cause: defect })
 
 /**
  * `attempt`, with a model (or client) that throws or dies failing the call
@@ -115,10 +139,38 @@ const streamed = (
 const safely = (
   attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.catchDefect(Effect.suspend(attempt), (defect) =>
-    Effect.fail(
-      new ModelCallFailed({ description: `the model failed unexpectedly: ${messageOf(defect)}`, cause: defect })
-    ))
+  Effect.catchDefect(Effect.suspend(attempt), (defect) => Effect.fail(failedUnexpectedly(defect)))
+
+/**
+ * {@link safely}, with `attempt` called now, not when the effect runs: for a
+ * call made once (no retry) by a caller that is itself running.
+ */
+const safelyNow = (
+  attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
+  let effect: Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
+  try {
+    effect = attempt()
+  } catch (defect) {
+    return Effect.fail(failedUnexpectedly(defect))
+  }
+  return Effect.catchDefect(effect, (defect) => Effect.fail(failedUnexpectedly(defect)))
+}
+
+/**
+ * The names of each tool list a request sent, worked out once: a run sends the same list on every
+ * call. Frozen, since every `ModelCallStarted` of that list shares it.
+ */
+const namesOf = new WeakMap<ReadonlyArray<Tool.Any>, ReadonlyArray<string>>()
+
+const toolNames = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<string> => {
+  let names = namesOf.get(tools)
+  if (names === undefined) {
+    names = Object.freeze(tools.map((tool) => tool.name))
+    namesOf.set(tools, names)
+  }
+  return names
+}
 
 /** One attempt, observed: started, then finished or failed, with the attempt's duration. */
 const observedAttempt = (
@@ -136,7 +188,7 @@ const observedAttempt = (
       _tag: "ModelCallStarted",
       call,
       messages: request.prompt.content.length,
-      tools: request.tools.map((tool) => tool.name)
+      tools: toolNames(request.tools)
     })
     // The clock is read after the start is reported: a slow consumer is not the model's time.
     return Effect.andThen(started, Clock.clockWith((clock) => {
@@ -182,19 +234,21 @@ const observedAttempt = (
  */
 export const callModel = (
   context: Context.Context<never>,
+  run: RunContext,
   model: Model,
   request: GenerateRequest,
-  observer: Observer,
   retry: Schedule.Schedule<unknown, ChatModelError> | undefined,
   call: number,
   limits: Limits,
   used: Used
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const once = isActive(observer)
-    ? observedAttempt(model, request, observer, call, limits, used, { count: 0 })
+  const once = run.observed
+    ? observedAttempt(model, request, run.observer, call, limits, used, { count: 0 })
+    : retry === undefined
+    ? safelyNow(() => model.generate(request))
     : safely(() => model.generate(request))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
-  if (isTraced(context)) return chatSpan(context, model.info, request.prompt, call, retried)
-  // Untraced: metrics only when asked for explicitly (one context lookup).
-  return Context.get(context, Metrics) === "on" ? metered(retried, labelsOf(model.info)) : retried
+  if (run.traced) return chatSpan(context, model.info, request.prompt, call, retried)
+  // Untraced: metrics only when asked for explicitly.
+  return run.metrics === "on" ? metered(retried, labelsOf(model.info)) : retried
 }

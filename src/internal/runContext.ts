@@ -1,14 +1,15 @@
 /**
  * What the loop reads from a run's context at every model call and every
- * tool round — the observer, whether a tracing backend is installed, the
- * run's durability and its `maxRuns` budget — read once per context and
+ * tool round — the observer, whether a tracing backend is installed and
+ * metrics are asked for, the run's durability and its `maxRuns` budget — read once per context and
  * remembered: a context never changes, and a run's steps share one. (The
  * reads cost ~20 ns each, eleven a step, next to one lookup here.)
  *
  * @internal
  */
 import { Context } from "effect"
-import { Observer } from "../RunEvent.ts"
+import { isActive, Observer } from "../RunEvent.ts"
+import { Metrics } from "../Telemetry.ts"
 import { CurrentDurability, type Durability } from "./durability.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
 import { isTraced } from "./tracing.ts"
@@ -16,7 +17,11 @@ import { isTraced } from "./tracing.ts"
 /** @internal */
 export interface RunContext {
   readonly observer: Observer
+  /** Whether the observer watches (`Chain.stream`, `Chain.runObserved`): calls are then reported. */
+  readonly observed: boolean
   readonly traced: boolean
+  /** `Telemetry.Metrics` */
+  readonly metrics: "auto" | "on" | "off"
   readonly durability: Durability | undefined
   readonly budget: RunBudget | undefined
 }
@@ -27,9 +32,12 @@ const read = new WeakMap<Context.Context<never>, RunContext>()
 export const runContextOf = (context: Context.Context<never>): RunContext => {
   let found = read.get(context)
   if (found === undefined) {
+    const observer = Context.get(context, Observer)
     found = {
-      observer: Context.get(context, Observer),
+      observer,
+      observed: isActive(observer),
       traced: isTraced(context),
+      metrics: Context.get(context, Metrics),
       durability: Context.get(context, CurrentDurability),
       budget: Context.get(context, CurrentRunBudget)
     }

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Option, Schedule } from "effect"
 import { Prompt } from "effect/ai"
-import type { Tool } from "effect/ai"
+import type { Response, Tool } from "effect/ai"
 import type { Chain } from "../chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "../../ChatModel.ts"
 import * as Arrival from "../arrival.ts"
@@ -51,6 +51,8 @@ export const limitsOf = (options: CallOptions): Limits =>
       maxSize: options.maxArgumentSize ?? Arrival.defaultLimits.maxSize
     }
 
+const same = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => parts
+
 /** @internal One model turn on `chain`: the new chain, or the error with `chain` as it was. */
 export const generate = (
   chain: Chain,
@@ -70,17 +72,18 @@ export const generate = (
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
       const turn = chain.runCount + 1
       const used = CallIds.usedIn(chain)
-      const call = callModel(context, Context.get(context, ChatModel), request, run.observer, retry, turn, limits, used)
+      const call = callModel(context, run, Context.get(context, ChatModel), request, retry, turn, limits, used)
       // Checked here rather than in callModel (no extra step per call); an observed call was checked
-      // already, before its events, and passes again unchanged.
+      // already, before its events.
+      const checked = run.observed ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.normalize(parts, turn, limits, used)
       const durability = run.durability
       if (durability === undefined) {
         return Effect.match(call, {
           onFailure: (error) => new Outcome.Error(chain, error),
-          onSuccess: (parts) => new Outcome.Continue(appendTurn(chain, turnOf(Arrival.normalize(parts, turn, limits, used)), used))
+          onSuccess: (parts) => new Outcome.Continue(appendTurn(chain, turnOf(checked(parts)), used))
         })
       }
-      return Effect.match(durability.modelCall(Effect.map(call, (parts) => turnOf(Arrival.normalize(parts, turn, limits, used)))), {
+      return Effect.match(durability.modelCall(Effect.map(call, (parts) => turnOf(checked(parts)))), {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (recorded) =>
           recorded === undefined ? new Outcome.Pause(chain, stopRequested) : new Outcome.Continue(appendTurn(chain, recorded, used))
