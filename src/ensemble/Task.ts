@@ -12,6 +12,15 @@
  * without services works, including strings, numbers and arrays (a plain
  * text answer is accepted for a string schema).
  *
+ * The agent is prompted with the output's JSON Schema. When the task's
+ * model answers in the provider's own JSON mode (`info.structuredOutputs`,
+ * as `loopwork/ai-sdk` reports for OpenAI's models), every request of the
+ * task also carries that JSON Schema as `responseFormat`, as a chain's
+ * `output` does (`StructuredOutput`): in OpenAI's strict form when the
+ * Schema has one, and as `{ "value": … }` around a Schema whose answer is
+ * not an object. Either way an answer that does not decode is asked for
+ * again, showing the error and the schema, at most `maxOutputRetries` times.
+ *
  * @since 0.1.0
  */
 import { Effect, type Schema } from "effect"
@@ -39,7 +48,7 @@ export interface Task {
   readonly expectedOutput: string
   readonly agent: AnyAgent
   readonly context: ReadonlyArray<Task>
-  /** The Schema the output must decode to (from JSON); absent: raw text. */
+  /** The Schema the output must decode to (from JSON; in the provider's JSON mode when the model has one); absent: raw text. */
   readonly outputType: Schema.Codec<unknown, unknown> | undefined
   /** Extra attempts when the output does not decode (>= 0). */
   readonly maxOutputRetries: number

@@ -29,17 +29,21 @@ const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
 /**
  * The readings of `u` into `out`: `u`, then (for an object) each key and
  * value and the number of them, `depth` levels down; deeper values are read
- * by identity only (valid constraints are no deeper than 3).
+ * by identity only (valid constraints are no deeper than 3). The keys are
+ * those of `Object.keys`, in its order (own enumerable string keys), read
+ * without making a list of them: a run reads them all again.
  */
 const readData = (u: unknown, depth: number, out: Array<unknown>): void => {
   out.push(u)
   if (!isRecord(u) || depth === 0) return
-  const keys = Object.keys(u)
-  for (const key of keys) {
+  let count = 0
+  for (const key in u) {
+    if (!Object.hasOwn(u, key)) continue
     out.push(key)
     readData(u[key], depth - 1, out)
+    count++
   }
-  out.push(keys.length)
+  out.push(count)
 }
 
 /**
@@ -50,13 +54,22 @@ const matchData = (u: unknown, depth: number, readings: ReadonlyArray<unknown>, 
   if (readings[at] !== u) return -1
   let next = at + 1
   if (!isRecord(u) || depth === 0) return next
-  const keys = Object.keys(u)
-  for (const key of keys) {
+  let count = 0
+  for (const key in u) {
+    if (!Object.hasOwn(u, key)) continue
     if (readings[next] !== key) return -1
-    next = matchData(u[key], depth - 1, readings, next + 1)
-    if (next === -1) return -1
+    const value = u[key]
+    if (depth === 1) {
+      // A value read by identity only, compared here rather than by a call per value.
+      if (readings[next + 1] !== value) return -1
+      next += 2
+    } else {
+      next = matchData(value, depth - 1, readings, next + 1)
+      if (next === -1) return -1
+    }
+    count++
   }
-  return readings[next] === keys.length ? next + 1 : -1
+  return readings[next] === count ? next + 1 : -1
 }
 
 /** An agent's toolkit's tools by name (a Tool itself is an immutable value). */

@@ -10,7 +10,8 @@ import { Clock, Duration, Effect, Random } from "effect"
 import type { DelegationRecord, DelegationRequest } from "../Delegation.ts"
 import { publish } from "../EnsembleEvent.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
-import { jsonSchemaOf, type ResolvedTask } from "./runTask.ts"
+import type { ResolvedTask } from "./runTask.ts"
+import { jsonSchemaOf } from "./structured.ts"
 
 const hex = (n: number) => n.toString(16).padStart(2, "0")
 

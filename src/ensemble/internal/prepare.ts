@@ -17,12 +17,20 @@ import * as Guard from "./guard.ts"
 /** @internal the distinct model layers a run builds: the agents' own and, HIERARCHICAL, the manager's */
 export const modelLayers = (ensemble: Fields): ReadonlyArray<Layer.Layer<ChatModel>> => {
   let layers: Array<Layer.Layer<ChatModel>> | undefined
-  const add = (layer: Layer.Layer<ChatModel> | undefined) => {
-    if (layer !== undefined && !(layers ??= []).includes(layer)) layers.push(layer)
-  }
-  for (const agent of ensemble.agents) add(agent.llm)
-  if (ensemble.workflow === "HIERARCHICAL") add(ensemble.managerLlm)
+  for (const agent of ensemble.agents) layers = added(layers, agent.llm)
+  if (ensemble.workflow === "HIERARCHICAL") layers = added(layers, ensemble.managerLlm)
   return layers ?? noLayers
+}
+
+/** `layers` (made when first needed) with `layer` added, unless it is absent or in them already. */
+const added = (
+  layers: Array<Layer.Layer<ChatModel>> | undefined,
+  layer: Layer.Layer<ChatModel> | undefined
+): Array<Layer.Layer<ChatModel>> | undefined => {
+  if (layer === undefined) return layers
+  if (layers === undefined) return [layer]
+  if (!layers.includes(layer)) layers.push(layer)
+  return layers
 }
 
 const noLayers: ReadonlyArray<Layer.Layer<ChatModel>> = []
@@ -45,6 +53,10 @@ export const prepare = (ensemble: Fields): Effect.Effect<Delegations, never, Cha
   )
 }
 
+/** A built model's context, its model counted against `budget`. */
+const counted = (budget: Budget.Budget, built: Context.Context<ChatModel>): Context.Context<ChatModel> =>
+  Context.add(built, ChatModel, Budget.counted(budget, Context.get(built, ChatModel)))
+
 /** @internal the run's shared state, from its built models (`contexts`, one per layer of `layers`) and its fiber's `context` */
 export const prepared = (
   ensemble: Fields,
@@ -53,9 +65,7 @@ export const prepared = (
   context: Context.Context<ChatModel>
 ): Delegations => {
   const budget = Budget.make(ensemble)
-  const counted = (built: Context.Context<ChatModel>) =>
-    Context.add(built, ChatModel, Budget.counted(budget, Context.get(built, ChatModel)))
-  const models = layers.length === 0 ? noModels : new Map(layers.map((layer, index) => [layer, counted(contexts[index])] as const))
+  const models = layers.length === 0 ? noModels : new Map(layers.map((layer, index) => [layer, counted(budget, contexts[index])] as const))
   // Without an ensemble ChatModel (every agent brings its own), there is nothing to count.
   const model = Context.getOrUndefined(context, ChatModel)
   const services = model === undefined ? context : Context.add(context, ChatModel, Budget.counted(budget, model))

@@ -41,21 +41,29 @@ import type * as Agent from "../Agent.ts"
 import type { Task } from "../Task.ts"
 import type { EnsembleOutput, TaskOutput } from "../TaskOutput.ts"
 
-/** Runs the ensemble's workflow; pairs each output with its task (none for manager and delegated work). */
+type RunError = TaskExecutionError | ParallelExecutionError | ConstraintViolationError
+
+/** What follows the workflow: the run's end after its error, or after its outputs, each paired with its task (none for manager and delegated work). */
+interface Then {
+  readonly onFailure: (error: RunError) => Effect.Effect<EnsembleOutput, EnsembleError, ChatModel>
+  readonly onSuccess: (
+    pairs: ReadonlyArray<readonly [Task | undefined, TaskOutput]>
+  ) => Effect.Effect<EnsembleOutput, EnsembleError, ChatModel>
+}
+
+/** Runs the ensemble's workflow, then `then` (SEQUENTIAL: from its last task's end, with no step of its own). */
 const workflowOf = (
   ensemble: Fields,
   resolved: ReadonlyMap<Task, ResolvedTask>,
   d: Delegations,
-  runRoot: (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => Effect.Effect<TaskOutput, TaskFailure, ChatModel>
-): Effect.Effect<
-  ReadonlyArray<readonly [Task | undefined, TaskOutput]>,
-  TaskExecutionError | ParallelExecutionError | ConstraintViolationError,
-  ChatModel
-> => {
+  runRoot: (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => Effect.Effect<TaskOutput, TaskFailure, ChatModel>,
+  then: Then
+): Effect.Effect<EnsembleOutput, EnsembleError, ChatModel> => {
+  if (ensemble.workflow === "SEQUENTIAL") return sequential(ensemble.tasks, resolved, runRoot, then)
   if (ensemble.workflow === "PARALLEL") {
-    return parallel(ensemble.tasks, resolved, { concurrency: ensemble.concurrency, onError: ensemble.onError }, runRoot)
+    const options = { concurrency: ensemble.concurrency, onError: ensemble.onError }
+    return Effect.matchEffect(parallel(ensemble.tasks, resolved, options, runRoot), then)
   }
-  if (ensemble.workflow === "SEQUENTIAL") return sequential(ensemble.tasks, resolved, runRoot)
   const position = new Map(ensemble.tasks.map((task, index) => [task, index]))
   const plan = ensemble.tasks.map((task) => ({
     resolved: resolved.get(task)!,
@@ -64,10 +72,10 @@ const workflowOf = (
       return at === undefined ? [] : [at]
     })
   }))
-  return Effect.map(
-    hierarchical(d, plan, { llm: ensemble.managerLlm, maxIterations: ensemble.managerMaxIterations }),
-    (outputs) => outputs.map((output) => [undefined, output] as const)
-  )
+  return Effect.matchEffect(hierarchical(d, plan, { llm: ensemble.managerLlm, maxIterations: ensemble.managerMaxIterations }), {
+    onFailure: then.onFailure,
+    onSuccess: (outputs) => then.onSuccess(outputs.map((output) => [undefined, output] as const))
+  })
 }
 
 /** How a root task runs: by its agent here, or where the run's `TaskRunner` puts it (its records merged). */
@@ -82,8 +90,6 @@ const rootRunner = (
   return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) =>
     remotely(d, (usage) => runner.run(position.get(task) ?? -1, task, context, usage))
 }
-
-type RunError = TaskExecutionError | ParallelExecutionError | ConstraintViolationError
 
 /** The error of a failed run: `BudgetExceededError` once a budget ran out, else the workflow's with the delegation records. */
 const runError = (error: RunError, d: Delegations): RunError | BudgetExceededError =>
@@ -203,10 +209,13 @@ const attempt = (
   const started = clock.currentTimeMillisUnsafe()
   const runner = fiber.getRef(CurrentTaskRunner)
   const execute: Execute = (ensemble, resolved, d) =>
-    Effect.matchEffect(withServices(workflowOf(ensemble, resolved, d, rootRunner(d, ensemble.tasks, resolved, runner)), d), {
-      onFailure: (error) => Effect.fail(runError(error, d)),
-      onSuccess: (pairs) => finish(ensemble, d, pairs, clock.currentTimeMillisUnsafe() - started, watched)
-    })
+    withServices(
+      workflowOf(ensemble, resolved, d, rootRunner(d, ensemble.tasks, resolved, runner), {
+        onFailure: (error) => Effect.fail(runError(error, d)),
+        onSuccess: (pairs) => finish(ensemble, d, pairs, clock.currentTimeMillisUnsafe() - started, watched)
+      }),
+      d
+    )
   const checked = checkRunNow(given, inputs)
   if (Result.isFailure(checked)) return Effect.fail(checked.failure)
   const context = fiber.context as Context.Context<ChatModel>

@@ -6,24 +6,34 @@
  *
  * @internal
  */
-import { Clock, type Context, DateTime, Duration, Effect, type Layer, Schema } from "effect"
-import { Tool } from "effect/ai"
+import { Clock, Context, DateTime, Duration, Effect, type Layer, type Schema } from "effect"
 import type { Toolkit } from "effect/ai"
 import * as Chain from "../../Chain.ts"
 import { ChatModel } from "../../ChatModel.ts"
-import type { Usage } from "./usage.ts"
 import * as Mode from "../../Mode.ts"
 import type { Any as AnyAgent } from "../Agent.ts"
-import * as AgentPrompt from "../AgentPrompt.ts"
 import { isWatched, publish, Sink } from "../EnsembleEvent.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { Observer } from "../../RunEvent.ts"
 import { messageOf } from "../../internal/describe.ts"
 import { forLog } from "../../internal/redact.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
-import { decodeText } from "../../internal/structured/decode.ts"
 import { taskSpan } from "../../internal/telemetry/ensembleSpans.ts"
 import { isTraced } from "../../internal/tracing.ts"
+import {
+  type Answer,
+  type Asking,
+  askingOf,
+  corrected,
+  judged,
+  jsonSchemaOf,
+  nativeOk,
+  nativeRejected,
+  resultsText,
+  type Verdict
+} from "./structured.ts"
+import { systemPrompt, taskChain } from "./taskChain.ts"
+import { TaskFailure } from "./taskFailure.ts"
 
 /** @internal a task with its templates filled */
 export interface ResolvedTask {
@@ -34,18 +44,8 @@ export interface ResolvedTask {
   readonly maxOutputRetries: number
 }
 
-/** @internal the JSON Schema an agent is shown for a task's `outputType` */
-export const jsonSchemaOf = (outputType: Schema.Codec<unknown, unknown>): unknown => Tool.getJsonSchemaFromSchema(outputType)
-
-/** @internal why a task failed; from a durable ensemble's child, with what the child used of the run's budgets and constraints */
-export class TaskFailure {
-  readonly reason: string
-  readonly usage: Usage | undefined
-  constructor(reason: string, usage?: Usage) {
-    this.reason = reason
-    this.usage = usage
-  }
-}
+/** @internal the JSON Schema an agent is shown for a task's `outputType`; why a task failed */
+export { jsonSchemaOf, TaskFailure }
 
 const textOfLast = (chain: Chain.Chain): string => {
   const last = chain.messages[chain.messages.length - 1]
@@ -63,67 +63,6 @@ const countToolCalls = (chain: Chain.Chain): number => {
   return count
 }
 
-/** Decodes the answer; on failure asks the agent again in a short separate conversation. */
-const structured = (
-  task: ResolvedTask,
-  system: string,
-  schema: Schema.Codec<unknown, unknown>,
-  jsonSchema: unknown,
-  first: string
-): Effect.Effect<{ readonly raw: string; readonly parsed: unknown }, TaskFailure, ChatModel> => {
-  const attempt = (
-    raw: string,
-    retriesLeft: number,
-    errors: ReadonlyArray<string>
-  ): Effect.Effect<{ readonly raw: string; readonly parsed: unknown }, TaskFailure, ChatModel> =>
-    Effect.matchEffect(decodeText(schema, raw), {
-      onSuccess: (parsed) => Effect.succeed({ raw, parsed }),
-      onFailure: (error) => {
-        const all = [...errors, error]
-        if (retriesLeft === 0) {
-          return Effect.fail(
-            new TaskFailure(
-              `the output did not match the task's outputType after ${all.length} attempt(s); last error: ${error}`
-            )
-          )
-        }
-        const ask = Chain.make({ system, user: AgentPrompt.correction(error, raw, jsonSchema) })
-        return Chain.run(ask, { mode: Mode.whileNeedsResponse, maxRuns: 1 }).pipe(
-          Effect.mapError((failure) => new TaskFailure(failure.message)),
-          Effect.flatMap((outcome) => attempt(Chain.text(outcome.chain), retriesLeft - 1, all))
-        )
-      }
-    })
-  return attempt(first, task.maxOutputRetries, [])
-}
-
-/** An agent's system prompt, and the fields it was made from. */
-interface SystemPrompt {
-  readonly role: string
-  readonly goal: string
-  readonly background: string
-  readonly responseFormat: string
-  readonly text: string
-}
-
-const systemPrompts = new WeakMap<AnyAgent, SystemPrompt>()
-
-/**
- * The agent's system prompt: made once, and again when a field
- * `AgentPrompt.system` reads has changed (agents are plain objects).
- */
-const systemPrompt = (agent: AnyAgent): string => {
-  const made = systemPrompts.get(agent)
-  if (
-    made !== undefined && made.role === agent.role && made.goal === agent.goal && made.background === agent.background &&
-    made.responseFormat === agent.responseFormat
-  ) return made.text
-  const text = AgentPrompt.system(agent)
-  const { background, goal, responseFormat, role } = agent
-  systemPrompts.set(agent, { role, goal, background, responseFormat, text })
-  return text
-}
-
 /**
  * Runs one task. The result's `raw` is the agent's final text (for a task
  * with an `outputType`, the text that decoded).
@@ -137,21 +76,15 @@ export const runTask = (
   models?: ModelCache
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
   const agent = task.agent
-  const jsonSchema = task.outputType === undefined ? undefined : jsonSchemaOf(task.outputType)
-  const system = systemPrompt(agent)
-  const chain = Chain.make({
-    system,
-    user: AgentPrompt.user({
-      description: task.description,
-      expectedOutput: task.expectedOutput,
-      context,
-      ...(jsonSchema === undefined ? {} : { jsonSchema })
-    })
-  }).copy({ toolkit }) // handlers: required by Ensemble.run's type, resolved at run time
   const observed = Effect.withFiber((fiber) => {
-    // What the task reads from its fiber, once: whether anyone watches its events, its clock, its tracing.
+    // What the task reads from its fiber, once: whether anyone watches its events, its clock, its tracing, its model.
     const watched = isWatched(fiber.getRef(Sink))
-    const ran = work(task, chain, system, jsonSchema, watched, fiber.getRef(Clock.Clock))
+    const asking = task.outputType === undefined
+      ? undefined
+      : askingOf(task.outputType, Context.getOrUndefined(fiber.context, ChatModel)?.info?.structuredOutputs === true)
+    const system = systemPrompt(agent)
+    const chain = taskChain(task, context, toolkit, system, asking?.jsonSchema)
+    const ran = work(task, chain, system, asking, watched, fiber.getRef(Clock.Clock))
     const observed = watched ? reported(task, ran) : Effect.catchDefect(ran, failedByDefect)
     return isTraced(fiber.context) ? taskSpan(observed, agent.role) : observed
   })
@@ -160,60 +93,80 @@ export const runTask = (
   return built === undefined ? Effect.provide(observed, agent.llm) : Effect.provide(observed, built)
 }
 
+/** The run of an agent on a task: at most `maxIterations` model calls, then a final answer. */
+const runOptions = (task: ResolvedTask) =>
+  ({ mode: Mode.whileNeedsResponse, maxRuns: task.agent.maxIterations, onMaxRuns: "final-answer" }) as const
+
+const paused = (outcome: { readonly reason: { readonly _tag: string } }) =>
+  new TaskFailure(`the agent's run paused (${outcome.reason._tag}) and tasks cannot wait`)
+
 /**
  * The agent's run of the task's chain (`maxIterations` as `maxRuns`, with a
  * final answer at the limit; a pause fails the task), then the decoded
- * answer (for an `outputType`) and the task's output, timed by `clock` from
- * now; its tool calls are published when someone `watched` the run's events.
+ * answer (for an `outputType`, re-asked as `structured.ts` says) and the
+ * task's output, timed by `clock` from now; its tool calls are published
+ * when someone `watched` the run's events.
  */
 const work = (
   task: ResolvedTask,
   chain: Chain.Chain,
   system: string,
-  jsonSchema: unknown,
+  asking: Asking | undefined,
   watched: boolean,
   clock: Clock.Clock
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
   const started = clock.currentTimeMillisUnsafe()
-  const options = { mode: Mode.whileNeedsResponse, maxRuns: task.agent.maxIterations, onMaxRuns: "final-answer" } as const
-  const answered = Effect.matchEffect(Chain.run(chain, options), {
-    onFailure: (error) => Effect.fail(new TaskFailure(error.message)),
-    onSuccess: (outcome) => {
-      if (outcome._tag === "Pause") {
-        return Effect.fail(new TaskFailure(`the agent's run paused (${outcome.reason._tag}) and tasks cannot wait`))
+  // The run's last chain and its answer: the text, or the first answer read and then re-asked while it does not decode.
+  const settled = (ran: Chain.Chain, raw: string, verdict: Verdict | undefined) => {
+    const finish = (result: Answer) => outputOf(task, result, ran, started, clock.currentTimeMillisUnsafe())
+    const answer = () =>
+      asking === undefined || verdict === undefined
+        ? Effect.succeed(finish({ raw, parsed: undefined }))
+        : Effect.map(corrected(asking, task.maxOutputRetries, system, verdict), finish)
+    return watched ? Effect.andThen(publishToolCalls(task, ran), Effect.suspend(answer)) : answer()
+  }
+  const answered = asking?.output === undefined
+    ? Effect.matchEffect(Chain.run(chain, runOptions(task)), {
+      onFailure: (error) => Effect.fail(new TaskFailure(error.message)),
+      onSuccess: (outcome) => {
+        if (outcome._tag === "Pause") return Effect.fail(paused(outcome))
+        const raw = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
+          ? resultsText(outcome.extra)
+          : Chain.text(outcome.chain)
+        return settled(outcome.chain, raw, asking === undefined ? undefined : judged(asking, raw))
       }
-      const text = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
-        ? (outcome.extra as ReadonlyArray<{ readonly encoded: unknown }>).map((r) =>
-          typeof r.encoded === "string" ? r.encoded : JSON.stringify(r.encoded)
-        ).join("\n\n")
-        : Chain.text(outcome.chain)
-      const finish = (result: Answer) => outputOf(task, result, outcome.chain, started, clock.currentTimeMillisUnsafe())
-      const answer = () =>
-        task.outputType === undefined
-          ? Effect.succeed(finish({ raw: text, parsed: undefined }))
-          : Effect.map(structured(task, system, task.outputType, jsonSchema, text), finish)
-      return watched ? Effect.andThen(publishToolCalls(task, outcome.chain), Effect.suspend(answer)) : answer()
-    }
-  })
+    })
+    : Effect.matchEffect(Chain.run(chain, { ...runOptions(task), output: asking.output }), {
+      onFailure: (error) => {
+        const answer = nativeRejected(asking, error)
+        return answer === undefined ? Effect.fail(new TaskFailure(error.message)) : settled(answer.chain, answer.raw, answer.verdict)
+      },
+      onSuccess: (outcome) => {
+        if (outcome._tag === "Pause") return Effect.fail(paused(outcome))
+        const answer = nativeOk(asking, outcome)
+        return settled(answer.chain, answer.raw, answer.verdict)
+      }
+    })
   return task.agent.verbose ? verbosely(task.agent, system, chain, answered) : answered
 }
 
-/** A task's answer: its text, and (for an `outputType`) what it decoded to. */
-interface Answer {
-  readonly raw: string
-  readonly parsed: unknown
-}
+/** The last completion time made into a `DateTime` (an immutable value): tasks that end in the same millisecond share it. */
+let lastCompleted: DateTime.Utc = DateTime.makeUnsafe(0)
+
+const completedAt = (millis: number): DateTime.Utc =>
+  millis === lastCompleted.epochMilliseconds ? lastCompleted : (lastCompleted = DateTime.makeUnsafe(millis))
 
 /** The task's output: its answer, with the run's times and tool calls. */
-const outputOf = (task: ResolvedTask, result: Answer, chain: Chain.Chain, started: number, finished: number): TaskOutput => ({
-  raw: result.raw,
-  taskDescription: task.description,
-  agentRole: task.agent.role,
-  completedAt: DateTime.makeUnsafe(finished),
-  duration: Duration.millis(finished - started),
-  toolCallCount: countToolCalls(chain),
-  ...(task.outputType === undefined ? {} : { parsedOutput: result.parsed })
-})
+const outputOf = (task: ResolvedTask, result: Answer, chain: Chain.Chain, started: number, finished: number): TaskOutput => {
+  const raw = result.raw
+  const taskDescription = task.description
+  const agentRole = task.agent.role
+  const duration = Duration.millis(finished - started)
+  const toolCallCount = countToolCalls(chain)
+  return task.outputType === undefined
+    ? { raw, taskDescription, agentRole, completedAt: completedAt(finished), duration, toolCallCount }
+    : { raw, taskDescription, agentRole, completedAt: completedAt(finished), duration, toolCallCount, parsedOutput: result.parsed }
+}
 
 /**
  * `answered` between INFO logs of the agent's prompts and of its answer

@@ -22,6 +22,21 @@ import type { ResolvedTask } from "./runTask.ts"
 
 const invalid = (message: string) => Result.fail(new ValidationError({ message }))
 
+const runInputs = inputsRule("Ensemble.run inputs")
+
+/** The inputs of a run that has none, its ensemble none either. */
+const noInputs: ReadonlyMap<string, string> = new Map()
+
+/** `map` (made when first needed) with the entries of `record` (those of `Object.entries`, in its order) added. */
+const addEntries = (map: Map<string, string> | undefined, record: unknown): Map<string, string> | undefined => {
+  if (record === undefined || record === null) return map
+  const values = record as Readonly<Record<string, string>>
+  for (const name in values) {
+    if (Object.hasOwn(values, name)) (map ??= new Map()).set(name, values[name])
+  }
+  return map
+}
+
 /** @internal what {@link checkRun} gives: the ensemble to run and the run's inputs by name */
 export interface Checked {
   readonly ensemble: Fields
@@ -42,7 +57,7 @@ export const checkRunNow = (ensemble: Fields, inputs: unknown): Result.Result<Ch
   if (!Predicate.isTagged(ensemble, "Ensemble")) {
     return invalid(`Ensemble.run expects an ensemble made by Ensemble.make, got: ${show(ensemble)}`)
   }
-  const wrong = inputsRule("Ensemble.run inputs")(inputs)
+  const wrong = runInputs(inputs)
   if (wrong !== undefined) return invalid(wrong)
   // A built ensemble that holds what it held when it passed is not checked again (checkedOnce.ts).
   const checked = stillPasses(ensemble) ? Result.succeed<ValidConfig>(ensemble) : validateNow(ensemble)
@@ -50,10 +65,7 @@ export const checkRunNow = (ensemble: Fields, inputs: unknown): Result.Result<Ch
   const valid = checked.success
   return Result.succeed({
     ensemble: rebuild(ensemble, valid),
-    inputs: new Map([
-      ...Object.entries(valid.inputs ?? {}),
-      ...Object.entries((inputs ?? {}) as Readonly<Record<string, string>>)
-    ])
+    inputs: addEntries(addEntries(undefined, valid.inputs), inputs) ?? noInputs
   })
 }
 
@@ -61,11 +73,24 @@ export const checkRunNow = (ensemble: Fields, inputs: unknown): Result.Result<Ch
 export const checkRun = (ensemble: Fields, inputs: unknown): Effect.Effect<Checked, ValidationError> =>
   Effect.fromResult(checkRunNow(ensemble, inputs))
 
+/**
+ * The tasks of lists without a template (no `{` in any task's description or
+ * expected output), frozen lists of frozen tasks: the same for every run,
+ * whatever its inputs, so made once.
+ */
+const untemplated = new WeakMap<ReadonlyArray<Task>, ReadonlyMap<Task, ResolvedTask>>()
+
+const isUntemplated = (tasks: ReadonlyArray<Task>): boolean =>
+  Object.isFrozen(tasks) &&
+  tasks.every((task) => Object.isFrozen(task) && !task.description.includes("{") && !task.expectedOutput.includes("{"))
+
 /** @internal fills every task's templates; all missing variables are reported together */
 export const resolveAllNow = (
   tasks: ReadonlyArray<Task>,
   inputs: ReadonlyMap<string, string>
 ): Result.Result<ReadonlyMap<Task, ResolvedTask>, PromptTemplateError> => {
+  const same = untemplated.get(tasks)
+  if (same !== undefined) return Result.succeed(same)
   const missing: Array<string> = []
   let firstTemplate: string | undefined
   for (const task of tasks) {
@@ -87,6 +112,10 @@ export const resolveAllNow = (
       outputType: task.outputType,
       maxOutputRetries: task.maxOutputRetries
     })
+  }
+  if (isUntemplated(tasks)) {
+    for (const made of resolved.values()) Object.freeze(made)
+    untemplated.set(tasks, resolved)
   }
   return Result.succeed(resolved)
 }
