@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, JsonSchema, Result, Schema, Stream } from "effect"
 import { Prompt, Tool, Toolkit } from "effect/ai"
-import { Chain, LoopError, Mode, StructuredOutput } from "../src/index.ts"
+import { Chain, LoopError, Mode, Privacy, StructuredOutput } from "../src/index.ts"
 import { ScriptedModel } from "../src/testing/index.ts"
 
 const Verdict = Schema.Struct({ approved: Schema.Boolean, reason: Schema.String })
@@ -254,5 +254,25 @@ describe("StructuredOutput: streams", () => {
       )
       expect(events.at(-1)?._tag).toBe("RunFinished")
       expect(model.calls).toBe(2)
+    }))
+
+  it.effect("RunFinished carries the output encoded by its schema; none without output or with OmitContent", () =>
+    Effect.gen(function*() {
+      // A schema whose encoded form differs from its type: the event shows the JSON form.
+      const Dated = Schema.Struct({ approved: Schema.Boolean, count: Schema.NumberFromString })
+      const last = (output: StructuredOutput.Spec | undefined, omit = false) => {
+        const model = ScriptedModel.make(
+          output === undefined ? [{ text: "fine" }] : [final({ approved: true, count: "3" })]
+        )
+        const options = output === undefined ? { mode: Mode.whileNeedsResponse } : { mode: Mode.whileNeedsResponse, output }
+        const events = Chain.stream(start(), options).pipe(Stream.runCollect, Effect.provide([model.layer, handlers]))
+        return Effect.map(omit ? Privacy.omitContent(events) : events, (all) => all.at(-1))
+      }
+      const withOutput = yield* last(Dated)
+      expect(withOutput?._tag === "RunFinished" && withOutput.output).toEqual({ approved: true, count: "3" })
+      const without = yield* last(undefined)
+      expect(without?._tag === "RunFinished" && "output" in without).toBe(false)
+      const omitted = yield* last(Dated, true)
+      expect(omitted?._tag === "RunFinished" && "output" in omitted).toBe(false)
     }))
 })

@@ -189,9 +189,11 @@ export type ChainSummary = typeof ChainSummary.Type
 export const RunPaused = Schema.TaggedStruct("RunPaused", { reason: PauseReason, chain: Schema.Unknown })
 
 /**
- * The run finished: why (an `Outcome.OkReason`), the final text, and the
+ * The run finished: why (an `Outcome.OkReason`), the final text, the
  * chain's JSON document (`""` and a {@link ChainSummary} when
- * `Privacy.OmitContent` is on).
+ * `Privacy.OmitContent` is on) and, for a run with `output`, the decoded
+ * value encoded again as JSON by its schema (left out with
+ * `Privacy.OmitContent`, or when it cannot be encoded as JSON).
  *
  * @category models
  * @since 0.1.0
@@ -199,7 +201,8 @@ export const RunPaused = Schema.TaggedStruct("RunPaused", { reason: PauseReason,
 export const RunFinished = Schema.TaggedStruct("RunFinished", {
   reason: Schema.String,
   text: Schema.String,
-  chain: Schema.Unknown
+  chain: Schema.Unknown,
+  output: Schema.optionalKey(Schema.Unknown)
 })
 
 /**

@@ -72,7 +72,8 @@ const withFormat = (model: ChatModel["Service"], format: ResponseFormat): ChatMo
   })
 
 /** The output a run's `output` option stands for, or the problem with it. */
-const outputOf = (spec: unknown): StructuredOutput<unknown> | InvalidInput => {
+/** @internal a run's `output` option as a StructuredOutput, or what is wrong with it */
+export const outputOf = (spec: unknown): StructuredOutput<unknown> | InvalidInput => {
   const output = isStructuredOutput(spec)
     ? spec
     : Schema.isSchema(spec)
