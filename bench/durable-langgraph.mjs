@@ -2,8 +2,12 @@
 // PostgreSQL and the same workload: createReactAgent with the Postgres
 // checkpointer (a checkpoint at every superstep), a scripted model with no
 // latency that asks for one echo call per round for 5 rounds, then answers.
+// `durability` is LangGraph's own option: "async" (its default) writes each
+// checkpoint while the next step already runs; "sync" finishes writing it
+// before the next step starts, as a loopwork durable step records its
+// result before the run goes on.
 //
-//   LANGGRAPH_DATABASE_URL=<postgres url> node bench/durable-langgraph.mjs <runs>   prints RESULT <json>
+//   LANGGRAPH_DATABASE_URL=<postgres url> node bench/durable-langgraph.mjs <runs> [async|sync]   prints RESULT <json>
 import { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
@@ -12,8 +16,10 @@ import { createReactAgent } from "@langchain/langgraph/prebuilt"
 import { z } from "zod"
 
 const url = process.env.LANGGRAPH_DATABASE_URL
-const [runsArg] = process.argv.slice(2)
+const [runsArg, durabilityArg = "async"] = process.argv.slice(2)
 const runs = Number(runsArg)
+if (durabilityArg !== "async" && durabilityArg !== "sync") throw new Error(`durability: "async" or "sync", not ${durabilityArg}`)
+const durability = durabilityArg
 const ROUNDS = 5
 
 class Scripted extends BaseChatModel {
@@ -37,7 +43,7 @@ const checkpointer = PostgresSaver.fromConnString(url)
 await checkpointer.setup()
 const agent = createReactAgent({ llm: new Scripted({}), tools: [echo], checkpointer })
 const once = async (id) => {
-  const result = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: id }, recursionLimit: 100 })
+  const result = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: id }, recursionLimit: 100, durability })
   const last = result.messages[result.messages.length - 1]
   if (last.content !== "done" || result.messages.filter((m) => m.getType() === "tool").length !== ROUNDS) throw new Error("wrong run")
 }

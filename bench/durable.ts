@@ -12,7 +12,10 @@
  *   started together;
  * - next to it, LangGraph's `createReactAgent` with its PostgreSQL
  *   checkpointer on the same server and the same 5-round runs
- *   (bench/durable-langgraph.mjs): ms per run.
+ *   (bench/durable-langgraph.mjs): ms per run, with LangGraph's default
+ *   `durability: "async"` (`langgraph`: a checkpoint is written while the
+ *   next step runs) and with `"sync"` (`langgraph.sync`: written before
+ *   it, as a loopwork step's record is), each on a database of its own.
  *
  * The model is the scripted model (no latency), so the figures are the
  * engine's and the store's cost. Prints `RESULT <json>`.
@@ -109,14 +112,18 @@ try {
       await pg.createDatabase("bench")
       const url = Redacted.make(`postgres://postgres:bench@127.0.0.1:${54000 + (process.pid % 1000)}/bench`)
       results.postgres = await Effect.runPromise(measure(DurablePostgres.single({ url })))
-      // LangGraph's checkpointer on the same server and workload, in its own process.
-      await pg.createDatabase("langgraph")
-      // The URL goes by the environment, not the command line (where `ps` would show its password).
-      const out = execFileSync(process.execPath, [fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)), String(longRuns)], {
-        encoding: "utf8",
-        env: { ...process.env, LANGGRAPH_DATABASE_URL: Redacted.value(url).replace(/\/bench$/, "/langgraph") }
-      })
-      results.langgraph = JSON.parse(out.split("\n").find((l) => l.startsWith("RESULT "))?.slice("RESULT ".length) ?? "null")
+      // LangGraph's checkpointer on the same server and workload, in its own process, once per durability mode.
+      const langgraph = async (durability: "async" | "sync") => {
+        await pg.createDatabase(`langgraph_${durability}`)
+        // The URL goes by the environment, not the command line (where `ps` would show its password).
+        const out = execFileSync(process.execPath, [fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)), String(longRuns), durability], {
+          encoding: "utf8",
+          env: { ...process.env, LANGGRAPH_DATABASE_URL: Redacted.value(url).replace(/\/bench$/, `/langgraph_${durability}`) }
+        })
+        return JSON.parse(out.split("\n").find((l) => l.startsWith("RESULT "))?.slice("RESULT ".length) ?? "null") as Record<string, unknown> | null
+      }
+      const byDefault = await langgraph("async")
+      results.langgraph = byDefault === null ? null : { ...byDefault, sync: await langgraph("sync") }
     } finally {
       await pg.stop()
     }

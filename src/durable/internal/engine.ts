@@ -6,7 +6,9 @@
  * within the poll interval; a runner that stops heart-beating loses its
  * shards after `failoverAfter`. Every setting is explicit — nothing is read
  * from the environment (effect's `ShardingConfig.layerFromEnv` would take a
- * platform's `PORT` for the runner's).
+ * platform's `PORT` for the runner's). The message storage is effect's own,
+ * its reads kept to one statement text per poll interval on PostgreSQL
+ * (`./messageStorage.ts`).
  *
  * @internal
  */
@@ -18,7 +20,6 @@ import {
   Runners,
   Sharding,
   ShardingConfig,
-  SqlMessageStorage,
   SqlRunnerStorage
 } from "effect/cluster"
 import { Digest } from "effect/crypto"
@@ -26,6 +27,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
 import { InvalidInput } from "../../LoopError.ts"
+import * as MessageStorage from "./messageStorage.ts"
 
 /** @internal the timing options every store takes */
 export interface Timing {
@@ -86,7 +88,7 @@ export const engine = (
   ClusterWorkflowEngine.layer.pipe(
     Layer.provide(Sharding.layer.pipe(
       Layer.provideMerge(Runners.layerNoop),
-      Layer.provideMerge(SqlMessageStorage.layer),
+      Layer.provideMerge(MessageStorage.layer),
       Layer.provide([SqlRunnerStorage.layer, RunnerHealth.layerNoop]),
       Layer.provideMerge(configOf(timing, role))
     )),

@@ -38,6 +38,13 @@ import { describe } from "../../internal/describe.ts"
 
 const ModelError = Schema.Union([ModelCallFailed, ScriptExhausted])
 
+/**
+ * What a model call's activity records: the turn, or `null` when the run was
+ * asked to stop instead. Made once: a schema made per call would be compiled
+ * again for every step.
+ */
+const ModelStep = Schema.NullOr(Turn)
+
 /** A model failure as it may be stored: redacted, its cause reduced to a redacted message. */
 const storable = (error: ChatModelError): ChatModelError => {
   if (error._tag !== "ModelCallFailed") return error
@@ -105,7 +112,7 @@ export const recorder = (
     Effect.map(
       provide(Activity.make({
         name: next.model(),
-        success: Schema.NullOr(Turn),
+        success: ModelStep,
         error: ModelError,
         execute: Effect.flatMap(stopRequested, (stop) => stop ? Effect.succeed(null) : Effect.mapError(unrecorded(call), storable))
       })),

@@ -30,9 +30,10 @@ import { layerSql, type WaitingCalls } from "../WaitingCalls.ts"
 /**
  * Options of every layer: the connection (any `@effect/sql-pg` pool
  * option; keep the URL `Redacted`), how often a process reads messages
- * written by others (`pollInterval`, default 250 ms, at most 1 second) and
- * how long a runner that stopped keeps its runs (`failoverAfter`, default
- * 10 seconds).
+ * written by others (`pollInterval`, default 250 ms, at most 1 second; a
+ * message due at a later time, such as a `DurableClock` wake-up, is read
+ * within two intervals of it, never before) and how long a runner that
+ * stopped keeps its runs (`failoverAfter`, default 10 seconds).
  *
  * @example
  * ```ts
