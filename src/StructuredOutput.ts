@@ -125,6 +125,8 @@ export interface StructuredOutput<A> {
   readonly jsonSchema: JsonSchema.JsonSchema
   /** Whether the answer is asked for as `{ "value": … }`. */
   readonly wrapped: boolean
+  /** Whether `jsonSchema` is in OpenAI's strict form (the provider is told to enforce it only then). */
+  readonly strict: boolean
   /** What is wrong with the options, reported by `Chain.run` before any model call. */
   readonly problem: InvalidInput | undefined
 }
@@ -267,7 +269,8 @@ export const make = <S extends OutputSchema>(schema: S, options: Options = {}): 
     strategy: defaults.strategy,
     retries: defaults.retries as number,
     jsonSchema: {},
-    wrapped: false
+    wrapped: false,
+    strict: false
   }
   const problem = !Schema.isSchema(schema)
     ? invalid("schema", "must be a Schema (for example Schema.Struct({ ... }))", schema)
@@ -284,6 +287,7 @@ export const make = <S extends OutputSchema>(schema: S, options: Options = {}): 
     description: options.description ?? defaults.description,
     strategy: options.strategy ?? defaults.strategy,
     retries: options.retries ?? defaults.retries,
+    strict: options.strict ?? defaults.strict,
     problem: undefined
   }
 }

@@ -73,6 +73,8 @@ export interface ResponseFormat {
   readonly name: string
   readonly description?: string | undefined
   readonly schema: JsonSchema.JsonSchema
+  /** Whether `schema` is in OpenAI's strict form: a provider that enforces schemas should only then (default false). */
+  readonly strict?: boolean | undefined
 }
 
 /**

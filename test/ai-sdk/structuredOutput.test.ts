@@ -43,6 +43,23 @@ describe("StructuredOutput through loopwork/ai-sdk (OpenAI wire protocol)", () =
       expect(JSON.stringify(server.requests[1]!.body)).toContain("did not match the required JSON Schema")
     }))
 
+  it.live("a Schema not in strict form is sent with strict: false on both APIs (OpenAI refuses it under strict); the caller's strictJsonSchema wins", () =>
+    Effect.gen(function*() {
+      const answer = { text: "{\"approved\":true,\"reason\":\"ok\"}" }
+      const sent = (api: "chat" | "responses", callOptions?: object) =>
+        Effect.gen(function*() {
+          const server = yield* OpenAiServer.make([answer])
+          const provider = createOpenAI({ baseURL: server.baseURL, apiKey: "test" })
+          const model = ChatModel.fromAiSdk(api === "chat" ? provider.chat("gpt-test") : provider.responses("gpt-test"), callOptions === undefined ? {} : { callOptions })
+          yield* Chain.run(Chain.make({ user: "Approve?" }), { mode: Mode.whileNeedsResponse, output: Verdict }).pipe(Effect.provide(model))
+          const body = server.requests[0]!.body as { readonly response_format?: { readonly json_schema?: { readonly strict?: unknown } }; readonly text?: { readonly format?: { readonly strict?: unknown } } }
+          return api === "chat" ? body.response_format?.json_schema?.strict : body.text?.format?.strict
+        })
+      expect(yield* sent("chat")).toBe(false)
+      expect(yield* sent("responses")).toBe(false)
+      expect(yield* sent("chat", { providerOptions: { openai: { strictJsonSchema: true } } })).toBe(true)
+    }).pipe(Effect.scoped))
+
   it.live("responses: text.format carries the Schema", () =>
     Effect.gen(function*() {
       const server = yield* OpenAiServer.make([{ text: "{\"approved\":false,\"reason\":\"no\"}" }])

@@ -25,10 +25,12 @@ const strictRating = {
   required: ["company", "score"],
   additionalProperties: false
 }
+/** The responseFormat of a task whose schema has a strict form (the provider is told to enforce it). */
 const format = (schema: unknown) => ({
   name: "task_output",
   description: "The answer to the task: JSON matching this schema.",
-  schema
+  schema,
+  strict: true
 })
 const outputFormat = (schema: unknown) =>
   "Answer with JSON only: no markdown fences, no text before or after it. " +
@@ -164,6 +166,7 @@ describe("a task whose model has a JSON mode", () => {
 
       const schema = model.requests[0].responseFormat?.schema
       expect(schema).toMatchObject({ type: "object", required: ["text"] })
+      expect(model.requests[0].responseFormat?.strict).toBe(false) // the provider must not enforce it
       expect(requestTranscripts(model)[0][1]).toBe(`user: ${ratingUser(schema)}`)
       expect(output.taskOutputs[0].parsedOutput).toEqual({ text: "ok" })
     }).pipe(Effect.provide(model.layer), Effect.provide(lookups))

@@ -204,8 +204,21 @@ export const callOptions = (
     ...settings,
     prompt,
     ...(tools.length === 0 ? {} : { tools: [...tools], toolChoice }),
-    ...(format === undefined ? {} : { responseFormat: responseFormatOf(format) })
+    ...(format === undefined ? {} : { responseFormat: responseFormatOf(format), providerOptions: strictness(settings, format) })
   }
+}
+
+/**
+ * The provider options with OpenAI told whether to enforce the schema:
+ * `@ai-sdk/openai` enforces it by default (`strictJsonSchema: true`), and
+ * OpenAI refuses a schema that is not in strict form (`additionalProperties`
+ * not false, optional keys). The caller's own `strictJsonSchema` wins.
+ */
+const strictness = (settings: CallSettings | undefined, format: ResponseFormat): NonNullable<CallSettings["providerOptions"]> => {
+  const given = settings?.providerOptions
+  const openai = given?.openai
+  if (given !== undefined && openai !== undefined && Object.hasOwn(openai, "strictJsonSchema")) return given
+  return { ...given, openai: { ...openai, strictJsonSchema: format.strict === true } }
 }
 
 /** The provider's JSON response format for a run's output (`StructuredOutput`'s `"native"` strategy). */

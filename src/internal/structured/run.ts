@@ -71,7 +71,6 @@ const withFormat = (model: ChatModel["Service"], format: ResponseFormat): ChatMo
     stream: (request) => Stream.suspend(() => model.stream({ ...request, responseFormat: format }))
   })
 
-/** The output a run's `output` option stands for, or the problem with it. */
 /** @internal a run's `output` option as a StructuredOutput, or what is wrong with it */
 export const outputOf = (spec: unknown): StructuredOutput<unknown> | InvalidInput => {
   const output = isStructuredOutput(spec)
@@ -94,7 +93,7 @@ export const structuredRun = <R>(
     const native = output.strategy === "native" || (output.strategy === "auto" && model.info?.structuredOutputs === true)
     const attempts: Attempts = { failed: 0 }
     if (native) {
-      const format: ResponseFormat = { name: output.name, description: output.description, schema: output.jsonSchema }
+      const format: ResponseFormat = { name: output.name, description: output.description, schema: output.jsonSchema, strict: output.strict }
       const asked = attempt(chain, chain, output, attempts, runOnce, false)
       return Effect.provideService(asked, ChatModel, withFormat(model, format)) as Effect.Effect<Outcome.Final, RunError, R>
     }
