@@ -206,9 +206,11 @@ const documentOf = (chain: Chain): Effect.Effect<unknown> => Effect.orElseSuccee
 type OutputEncoder = (output: unknown) => Effect.Effect<unknown>
 
 /** How `RunFinished` shows the output of a run with the `output` option (none without it). */
-const outputEncoder = (options: { readonly output?: unknown }): OutputEncoder | undefined => {
-  if (options.output === undefined) return undefined
-  const output = outputOf(options.output)
+const outputEncoder = (options: unknown): OutputEncoder | undefined => {
+  // Options from JavaScript may be anything: runCore reports them; here they only may hold an output.
+  const spec = isRecord(options) ? options.output : undefined
+  if (spec === undefined) return undefined
+  const output = outputOf(spec)
   if (output instanceof InvalidInput) return undefined
   const encode = Schema.encodeUnknownEffect(output.schema)
   return (value) =>
