@@ -138,8 +138,7 @@ const failedUnexpectedly = (defect: unknown): ModelCallFailed =>
  */
 const safely = (
   attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.catchDefect(Effect.suspend(attempt), (defect) => Effect.fail(failedUnexpectedly(defect)))
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => Effect.suspend(() => safelyNow(attempt))
 
 /**
  * {@link safely}, with `attempt` called now, not when the effect runs: for a

@@ -49,7 +49,7 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
  *
  * @example
  * ```ts
- * import { Effect, Exit } from "effect"
+ * import { Effect } from "effect"
  * import { Outcome, Step } from "loopwork"
  *
  * const logRuns = Step.make((chain) =>
@@ -151,7 +151,7 @@ export const continued = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effec
  *
  * @example
  * ```ts
- * import { Effect, Exit } from "effect"
+ * import { Effect } from "effect"
  * import { Chain, ChatModel, Outcome, Step } from "loopwork"
  *
  * const loop = (chain: Chain.Chain): Effect.Effect<Outcome.Outcome, never, ChatModel.ChatModel> =>

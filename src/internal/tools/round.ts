@@ -9,7 +9,7 @@
  */
 import { Clock, Context, Effect } from "effect"
 import type { Prompt } from "effect/ai"
-import { emitTo, isActive, type Observer } from "../../RunEvent.ts"
+import { emitTo, type Observer } from "../../RunEvent.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 import * as JsonBounds from "../jsonBounds.ts"
 import { toolSpan } from "../telemetry/toolSpan.ts"
@@ -150,7 +150,7 @@ export const runRound = <B>(
       messages,
       policy,
       log,
-      observer: isActive(run.observer) ? run.observer : undefined,
+      observer: run.observed ? run.observer : undefined,
       traced: run.traced,
       durability: run.durability,
       states
