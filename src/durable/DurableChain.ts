@@ -23,6 +23,9 @@ import type { HandlersOf, RunOptions } from "../internal/run.ts"
 import type { ChatModel } from "../ChatModel.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import { describe } from "../internal/describe.ts"
+import { outputOf } from "../internal/structured/run.ts"
+import { outputJson } from "../internal/structured/outputJson.ts"
+import type { StructuredOutput } from "../StructuredOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { type AnswerError, NotDurableChain } from "./DurableError.ts"
@@ -42,8 +45,9 @@ import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
  * runs do: an execution keeps the version it started under, so a run in
  * flight during the deploy replays its history under its own activity
  * names), and any
- * `Chain.run` option (a `stop` signal is refused: use {@link stop}; so is an
- * `output` Schema, not yet durable).
+ * `Chain.run` option (a `stop` signal is refused: use {@link stop}). With an
+ * `output` Schema the run ends in a typed answer as `Chain.run` does, and
+ * the workflow's `Finished` result carries it as JSON (`DurableResult`).
  *
  * @example
  * ```ts
@@ -67,7 +71,7 @@ import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
  * @since 0.1.0
  */
 export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any>, R = ChatModel> =
-  & Omit<RunOptions<R>, "stop" | "output">
+  & Omit<RunOptions<R>, "stop">
   & {
     readonly input: Input
     readonly idempotencyKey: (input: Input["Type"]) => string
@@ -96,6 +100,14 @@ export type DurableWorkflow<Name extends string, Input extends Workflow.AnyStruc
   typeof DurableResult,
   typeof DurableRunFailed
 >
+
+/** The `output` option checked as `Chain.run` checks it; a bad one is thrown like every bad option here. */
+const outputSpec = (spec: unknown): StructuredOutput<unknown> | undefined => {
+  if (spec === undefined) return undefined
+  const output = outputOf(spec)
+  if (output instanceof InvalidInput) throw output
+  return output
+}
 
 /**
  * A durable chain's workflow. Register its body on runners with
@@ -134,9 +146,7 @@ export const workflow = <
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
     throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
   }
-  if ((run as { readonly output?: unknown }).output !== undefined) {
-    throw new InvalidInput({ field: "output", rule: "durable runs do not take an output Schema yet: decode the result's chain", value: "(a Schema)" })
-  }
+  const output = outputSpec((run as { readonly output?: unknown }).output)
   if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
     throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
   }
@@ -146,7 +156,16 @@ export const workflow = <
     throw new InvalidInput({ field: "transactional", rule: "a list of the toolkit's tool names", value: transactional })
   }
   const made = Workflow.make(name, { payload: input, idempotencyKey, success: DurableResult, error: DurableRunFailed })
-  register(made, { toolkit, chain: chain as (input: never) => Chain, version: version ?? 1, transactional: new Set(transactional), run: run as RunOptions<unknown> })
+  register(made, {
+    toolkit,
+    chain: chain as (input: never) => Chain,
+    version: version ?? 1,
+    transactional: new Set(transactional),
+    // The final-answer tool only decodes: it runs again on replay, so the count of re-asks replays too.
+    passThrough: new Set(output === undefined || tools.has(output.name) ? [] : [output.name]),
+    outputJson: outputJson(output),
+    run: run as RunOptions<unknown>
+  })
   return made as unknown as DurableWorkflow<Name, Input>
 }
 

@@ -1,6 +1,7 @@
 /**
  * What a durable run's workflow ends with. It succeeds with `Finished` (the
- * run's `Ok`: its reason and the chain's JSON document) or `Paused` (a pause
+ * run's `Ok`: its reason, the chain's JSON document and, for a workflow with
+ * an `output` Schema, the decoded answer's JSON) or `Paused` (a pause
  * no one can answer through the store: a stop, a request for user input, a
  * mode's own pause), and fails with {@link DurableRunFailed} (the run's
  * `RunError`: its reason, message and the chain's document). Documents are
@@ -13,17 +14,28 @@ import { Schema } from "effect"
 import { redactSecrets } from "../internal/redact.ts"
 
 /**
+ * A run that ended `Ok`. `output` is there when the workflow has an
+ * `output` Schema: the decoded answer encoded by that Schema's JSON codec
+ * (`Schema.toCodecJson`).
+ *
  * @example
  * ```ts
+ * import { Schema } from "effect"
  * import { DurableResult } from "loopwork/durable"
  *
- * const done: DurableResult.Finished = { _tag: "Finished", reason: "done", document: "{}" }
+ * const Verdict = Schema.Struct({ approved: Schema.Boolean })
+ * const done: DurableResult.Finished = { _tag: "Finished", reason: "done", document: "{}", output: { approved: true } }
+ * const verdict = Schema.decodeUnknownEffect(Schema.toCodecJson(Verdict))(done.output)
  * ```
  *
  * @category models
  * @since 0.1.0
  */
-export const Finished = Schema.TaggedStruct("Finished", { reason: Schema.String, document: Schema.String })
+export const Finished = Schema.TaggedStruct("Finished", {
+  reason: Schema.String,
+  document: Schema.String,
+  output: Schema.optionalKey(Schema.Json)
+})
 
 /**
  * @category models

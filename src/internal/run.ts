@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Context, Effect, Schema, Stream } from "effect"
+import { Context, Effect, Stream } from "effect"
 import type { Tool } from "effect/ai"
 import type { ChatModel } from "../ChatModel.ts"
 import * as Step from "../Step.ts"
@@ -25,8 +25,8 @@ import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
 import { encode } from "./chainCodec.ts"
-import { outputOf, structuredRun } from "./structured/run.ts"
-import * as JsonBounds from "./jsonBounds.ts"
+import { structuredRun } from "./structured/run.ts"
+import { type OutputJson, outputJson } from "./structured/outputJson.ts"
 import type * as StructuredOutput from "../StructuredOutput.ts"
 
 
@@ -202,26 +202,13 @@ const budgetOf = (options: Options, since: number): RunBudget => {
 /** The chain's JSON document for an event; `null` if it cannot be encoded (the event still goes out). */
 const documentOf = (chain: Chain): Effect.Effect<unknown> => Effect.orElseSucceed(encode(chain), () => null)
 
-/** The JSON of a run's decoded output, encoded by its schema; `undefined` when there is none or it is not JSON. */
-type OutputEncoder = (output: unknown) => Effect.Effect<unknown>
-
 /** How `RunFinished` shows the output of a run with the `output` option (none without it). */
-const outputEncoder = (options: unknown): OutputEncoder | undefined => {
+const outputEncoder = (options: unknown): OutputJson | undefined =>
   // Options from JavaScript may be anything: runCore reports them; here they only may hold an output.
-  const spec = isRecord(options) ? options.output : undefined
-  if (spec === undefined) return undefined
-  const output = outputOf(spec)
-  if (output instanceof InvalidInput) return undefined
-  const encode = Schema.encodeUnknownEffect(output.schema)
-  return (value) =>
-    Effect.match(encode(value), {
-      onFailure: () => undefined,
-      onSuccess: (json) => JsonBounds.check(json, JsonBounds.storedLimits) === undefined ? json : undefined
-    })
-}
+  outputJson(isRecord(options) ? options.output : undefined)
 
 /** The `RunFinished` event of `outcome`, with the encoded output when there is one. */
-const finished = (outcome: Outcome.AnyOk, document: unknown, encoder: OutputEncoder | undefined): Effect.Effect<RunEvent> => {
+const finished = (outcome: Outcome.AnyOk, document: unknown, encoder: OutputJson | undefined): Effect.Effect<RunEvent> => {
   const event = { _tag: "RunFinished", reason: outcome.reason, text: text(outcome.chain), chain: document } as const
   if (encoder === undefined || outcome.output === undefined) return Effect.succeed(event)
   return Effect.map(encoder(outcome.output), (output) => output === undefined ? event : { ...event, output })
@@ -232,7 +219,7 @@ const reported = <R>(
   chain: Chain,
   core: Effect.Effect<Outcome.Final, RunError, R>,
   observer: Observer,
-  encoder: OutputEncoder | undefined
+  encoder: OutputJson | undefined
 ): Effect.Effect<Outcome.Final, RunError, R> =>
   emitTo(observer, { _tag: "RunStarted", messages: chain.messages.length, runCount: chain.runCount }).pipe(
     Effect.andThen(core),

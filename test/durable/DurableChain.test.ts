@@ -104,19 +104,6 @@ describe("DurableChain on the memory engine", () => {
     ).toThrow(/durable runs take no stop signal/)
   })
 
-  it("refuses an output Schema: a durable result is the chain, not yet a decoded value", () => {
-    expect(() =>
-      DurableChain.workflow("Structured", {
-        input: Schema.Struct({ ticket: Schema.String }),
-        idempotencyKey: ({ ticket }) => ticket,
-        toolkit,
-        chain: ({ ticket }) => Chain.make({ user: ticket, toolkit }),
-        mode: Mode.whileNeedsResponse,
-        ...({ output: Schema.String } as object)
-      })
-    ).toThrow(/durable runs do not take an output Schema yet/)
-  })
-
   it.each([0, -1, 1.5, Number.NaN, "2"])("refuses version %j: a whole number from 1", (version) => {
     expect(() =>
       DurableChain.workflow("Versioned", {

@@ -8,6 +8,22 @@ import { counts, run, workspace } from "./support/processes.ts"
 
 crashMatrix({ name: "SQLite", env: { STORE: "sqlite" }, fresh: async (file) => file("runs.db") })
 
+describe("output", () => {
+  it("a crash between two wrong answers: the replay counts the first, so the run still ends after one re-ask", () => {
+    const w = workspace()
+    const env = { STORE: "sqlite", OUTPUT: "1" }
+    try {
+      const uncrashed = run(["runner", w.file("plain.db"), w.effects], env).result
+      expect(uncrashed).toContain("OutputInvalid")
+      const db = w.file("runs.db")
+      expect(run(["runner", db, w.effects], { ...env, KILL_AT: "tool:c1:before" }).signal).toBe("SIGKILL")
+      expect(run(["runner", db, w.effects], env).result).toBe(uncrashed)
+    } finally {
+      w.done()
+    }
+  })
+})
+
 describe("upgrades", () => {
   it("a run started under version 1 and waiting during a deploy of version 2 replays its own history: no call runs again", () => {
     const w = workspace()

@@ -22,6 +22,7 @@ import { run } from "../../internal/run.ts"
 import type { RunError } from "../../LoopError.ts"
 import type * as Outcome from "../../Outcome.ts"
 import type { ToolCall } from "../../ToolCall.ts"
+import type { OutputJson } from "../../internal/structured/outputJson.ts"
 import { DurableResult, DurableRunFailed } from "../DurableResult.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
 import type { Config } from "./config.ts"
@@ -35,11 +36,20 @@ const documentOf = (chain: Chain): Effect.Effect<string> =>
     onSuccess: (document) => JSON.stringify(document)
   })
 
-const finished = (outcome: Outcome.Final): Effect.Effect<DurableResult> =>
-  Effect.map(documentOf(outcome.chain), (document): DurableResult =>
-    outcome._tag === "Ok"
-      ? { _tag: "Finished", reason: outcome.reason, document }
-      : { _tag: "Paused", reason: outcome.reason._tag, document })
+/** The run's end as the workflow's result; an output that cannot be stored as JSON fails the run. */
+const finished = (outcome: Outcome.Final, outputJson: OutputJson | undefined): Effect.Effect<DurableResult, DurableRunFailed> =>
+  Effect.flatMap(documentOf(outcome.chain), (document): Effect.Effect<DurableResult, DurableRunFailed> => {
+    if (outcome._tag === "Pause") return Effect.succeed({ _tag: "Paused", reason: outcome.reason._tag, document })
+    const done = { _tag: "Finished", reason: outcome.reason, document } as const
+    if (outputJson === undefined || outcome.output === undefined) return Effect.succeed(done)
+    return Effect.flatMap(outputJson(outcome.output), (output) =>
+      output === undefined
+        ? Effect.fail(new DurableRunFailed({ reason: "OutputNotStorable", description: notStorable, document }))
+        : Effect.succeed({ ...done, output: output as Schema.Json }))
+  })
+
+const notStorable = "the decoded output does not encode to JSON within the stored-document bounds: " +
+  "give the output a Schema whose JSON encoding (Schema.toCodecJson) is bounded"
 
 const stopped = (chain: Chain): Effect.Effect<DurableResult> =>
   Effect.map(documentOf(chain), (document): DurableResult => ({ _tag: "Paused", reason: "StopRequested", document }))
@@ -94,7 +104,7 @@ export const body = (config: Config, workflowName: string) => (input: unknown, e
     const services = yield* Effect.context<Engine | WaitingCalls>()
     const next = names(yield* versionOf(config.version))
     const key = keyOf(workflowName, executionId)
-    const durability = recorder(next, { transactional: config.transactional, passThrough: new Set() }, Effect.provideContext(stopAsked(key), services), (effect) => Effect.provideContext(effect, services))
+    const durability = recorder(next, { transactional: config.transactional, passThrough: config.passThrough }, Effect.provideContext(stopAsked(key), services), (effect) => Effect.provideContext(effect, services))
     let chain = config.chain(input as never)
     while (true) {
       const outcome = yield* run(chain, config.run).pipe(
@@ -107,6 +117,6 @@ export const body = (config: Config, workflowName: string) => (input: unknown, e
         chain = answeredChain
         continue
       }
-      return yield* finished(outcome)
+      return yield* finished(outcome, config.outputJson)
     }
   })

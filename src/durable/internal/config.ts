@@ -8,6 +8,7 @@ import type { Toolkit } from "effect/ai"
 import type { Workflow } from "effect/workflow"
 import type { Chain } from "../../internal/chain.ts"
 import type { RunOptions } from "../../internal/run.ts"
+import type { OutputJson } from "../../internal/structured/outputJson.ts"
 
 /** @internal */
 export interface Config {
@@ -16,6 +17,10 @@ export interface Config {
   readonly version: number
   /** Tools whose every call runs in one SQL transaction with its record. */
   readonly transactional: ReadonlySet<string>
+  /** Tools whose calls run in the body, not as activities (the `output` option's final-answer tool). */
+  readonly passThrough: ReadonlySet<string>
+  /** How the run's decoded output is stored, when it has an `output` option. */
+  readonly outputJson: OutputJson | undefined
   /** The `Chain.run` options: everything but the durable ones. */
   readonly run: RunOptions<unknown>
 }

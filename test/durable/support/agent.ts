@@ -22,11 +22,13 @@
  *   (`agent.ts sqlEffects <db>` prints COUNTS <json>); TRANSACTIONAL=1: charge is a transactional tool.
  * VERSION=<n>: the workflow's version (a deploy that raised it).
  * IDEMPOTENT=1: handlers skip a side effect their key already made (the call id as key).
+ * OUTPUT=1: the workflow has an `output` Schema with one re-ask; the model answers wrongly before and
+ *   after the first round's tools, so the run fails with OutputInvalid (a replay must count both).
  */
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
 import { Effect, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Approval, Chain, Mode } from "../../../src/index.ts"
+import { Approval, Chain, Mode, StructuredOutput } from "../../../src/index.ts"
 import { ScriptedModel } from "../../../src/testing/index.ts"
 import { DurableChain } from "../../../src/durable/index.ts"
 import { engineFor, print, runnerName, settled } from "./stores.ts"
@@ -74,12 +76,20 @@ const handlers = toolkit.toLayer(Effect.gen(function*() {
   }
 }))
 
+/** OUTPUT=1: a wrong final answer, the first round's tools, a wrong answer again, then (never reached) a right one. */
+const withOutput = process.env.OUTPUT === "1"
+const finalAnswer = (id: string, approved: unknown) => ({ toolCalls: [{ id, name: "final_answer", params: { approved } }] })
+const outputTurns = [finalAnswer("f1", "yes"), undefined, finalAnswer("f2", "no"), finalAnswer("f3", true)]
+
 const model = ScriptedModel.make([
   (request) => {
-    const turns = request.prompt.content.filter((message) => message.role === "assistant").length
+    const assistantTurns = request.prompt.content.filter((message) => message.role === "assistant").length
     const first = request.prompt.content.find((message) => message.role === "user")
     const ticket = /ticket ([A-Za-z0-9]+)/.exec(JSON.stringify(first?.content ?? ""))?.[1] ?? "?"
-    kill(`model:${turns + 1}`)
+    kill(`model:${assistantTurns + 1}`)
+    const scripted = withOutput ? outputTurns[assistantTurns] : undefined
+    if (scripted !== undefined) return scripted
+    const turns = withOutput && assistantTurns === 1 ? 0 : assistantTurns
     if (turns === 0) {
       return {
         toolCalls: [{ id: "c1", name: "lookup", params: { ticket } }, { id: "c2", name: "charge", params: { ticket, amount: 20 } }]
@@ -99,7 +109,8 @@ const Ticket = DurableChain.workflow("Ticket", {
   version: Number(process.env.VERSION ?? "1"),
   transactional: process.env.TRANSACTIONAL === "1" ? ["charge"] : [],
   // One call at a time, so "between two calls of a round" is an exact point.
-  concurrency: 1
+  concurrency: 1,
+  ...(withOutput ? { output: StructuredOutput.make(Schema.Struct({ approved: Schema.Boolean }), { retries: 1 }) } : {})
 })
 
 const engine = engineFor(role === "runner" ? "runner" : "client", db)
