@@ -107,24 +107,31 @@ export const finishReasonV2 = (reason: LanguageModelV2FinishReason): LanguageMod
   raw: undefined
 })
 
-/** @internal v2's flat usage as v4's */
-export const usageV2 = (usage: LanguageModelV2Usage): LanguageModelV4Usage => {
-  const cached = usage.cachedInputTokens
-  const reasoning = usage.reasoningTokens
-  return {
-    inputTokens: {
-      total: usage.inputTokens,
-      noCache: usage.inputTokens === undefined || cached === undefined ? undefined : usage.inputTokens - cached,
-      cacheRead: cached,
-      cacheWrite: undefined
-    },
-    outputTokens: {
-      total: usage.outputTokens,
-      text: usage.outputTokens === undefined || reasoning === undefined ? undefined : usage.outputTokens - reasoning,
-      reasoning
-    }
-  }
-}
+/**
+ * Providers whose v2 totals include the cache reads (input) and the
+ * reasoning (output), as OpenAI's API counts them. Others (Anthropic's
+ * input excludes cache reads) get no uncached or text count, as ai 7 gives
+ * none for any v2 model: the difference would be wrong or negative.
+ */
+const inclusiveTotals = /^(?:openai|azure)(?:\.|$)/
+
+/** @internal whether a v2 model of `provider` reports totals that include cache reads and reasoning */
+export const includesParts = (provider: unknown): boolean => typeof provider === "string" && inclusiveTotals.test(provider)
+
+/** `total − part` when the provider's totals include the part and both are known; else unknown */
+const rest = (total: number | undefined, part: number | undefined, inclusive: boolean): number | undefined =>
+  inclusive && total !== undefined && part !== undefined && total >= part ? total - part : undefined
+
+/** @internal v2's flat usage as v4's (`inclusive`: the totals include cache reads and reasoning) */
+export const usageV2 = (usage: LanguageModelV2Usage, inclusive: boolean): LanguageModelV4Usage => ({
+  inputTokens: {
+    total: usage.inputTokens,
+    noCache: rest(usage.inputTokens, usage.cachedInputTokens, inclusive),
+    cacheRead: usage.cachedInputTokens,
+    cacheWrite: undefined
+  },
+  outputTokens: { total: usage.outputTokens, text: rest(usage.outputTokens, usage.reasoningTokens, inclusive), reasoning: usage.reasoningTokens }
+})
 
 /** What v2 has in place of v4's finish reason and usage (whole responses and `finish` parts). */
 interface FlatFinish {
@@ -133,15 +140,15 @@ interface FlatFinish {
 }
 
 /** @internal a v2 stream part as v4 has it: only `finish` differs */
-export const streamPartV2 = (part: LanguageModelV4StreamPart): LanguageModelV4StreamPart => {
+export const streamPartV2 = (part: LanguageModelV4StreamPart, inclusive: boolean): LanguageModelV4StreamPart => {
   if (part.type !== "finish") return part
   const flat = part as unknown as FlatFinish
-  return { ...part, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage) }
+  return { ...part, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage, inclusive) }
 }
 
-const toV4Stream = () =>
+const toV4Stream = (inclusive: boolean) =>
   new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
-    transform: (part, controller) => controller.enqueue(streamPartV2(part))
+    transform: (part, controller) => controller.enqueue(streamPartV2(part, inclusive))
   })
 
 /**
@@ -153,6 +160,7 @@ export const asV4 = (model: AnyLanguageModel): LanguageModelV4 => {
   // Called with options converted back to the model's own forms, and (v2) its answers converted up.
   const older = model as unknown as LanguageModelV4
   const v2 = model.specificationVersion === "v2"
+  const inclusive = includesParts(model.provider)
   return {
     specificationVersion: "v4",
     provider: model.provider,
@@ -164,13 +172,13 @@ export const asV4 = (model: AnyLanguageModel): LanguageModelV4 => {
       ? async (options) => {
         const result = await older.doGenerate(olderOptions(options))
         const flat = result as unknown as FlatFinish
-        return { ...result, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage) }
+        return { ...result, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage, inclusive) }
       }
       : (options) => older.doGenerate(olderOptions(options)),
     doStream: v2
       ? async (options) => {
         const result = await older.doStream(olderOptions(options))
-        return { ...result, stream: result.stream.pipeThrough(toV4Stream()) }
+        return { ...result, stream: result.stream.pipeThrough(toV4Stream(inclusive)) }
       }
       : (options) => older.doStream(olderOptions(options))
   }

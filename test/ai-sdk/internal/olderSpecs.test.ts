@@ -53,9 +53,13 @@ const v2Parts: ReadonlyArray<LanguageModelV2StreamPart> = [
   { type: "finish", finishReason: "tool-calls", usage: v2Usage }
 ]
 
-const fakeV2 = (seen: Array<LanguageModelV2CallOptions>, finishReason: LanguageModelV2FinishReason = "unknown"): LanguageModelV2 => ({
+const fakeV2 = (
+  seen: Array<LanguageModelV2CallOptions>,
+  finishReason: LanguageModelV2FinishReason = "unknown",
+  provider = "openai.chat"
+): LanguageModelV2 => ({
   specificationVersion: "v2",
-  provider: "fake.chat",
+  provider,
   modelId: "m2",
   supportedUrls: { "image/*": [/^https:/] },
   doGenerate: (options) => {
@@ -213,18 +217,48 @@ describe("older specifications seen as v4", () => {
   })
 
   it("v2 usage: counts the provider did not report stay unknown", () => {
-    expect(usageV2({ inputTokens: 10, outputTokens: 5, totalTokens: 15 })).toEqual({
+    expect(usageV2({ inputTokens: 10, outputTokens: 5, totalTokens: 15 }, true)).toEqual({
       inputTokens: { total: 10, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
       outputTokens: { total: 5, text: undefined, reasoning: undefined }
     })
-    expect(usageV2({ inputTokens: undefined, outputTokens: undefined, totalTokens: undefined, cachedInputTokens: 3, reasoningTokens: 1 }))
+    expect(usageV2({ inputTokens: undefined, outputTokens: undefined, totalTokens: undefined, cachedInputTokens: 3, reasoningTokens: 1 }, true))
       .toEqual({
         inputTokens: { total: undefined, noCache: undefined, cacheRead: 3, cacheWrite: undefined },
         outputTokens: { total: undefined, text: undefined, reasoning: 1 }
       })
-    expect(usageV2({ inputTokens: 8, outputTokens: 4, totalTokens: 12, cachedInputTokens: 0, reasoningTokens: 0 })).toEqual({
+    expect(usageV2({ inputTokens: 8, outputTokens: 4, totalTokens: 12, cachedInputTokens: 0, reasoningTokens: 0 }, true)).toEqual({
       inputTokens: { total: 8, noCache: 8, cacheRead: 0, cacheWrite: undefined },
       outputTokens: { total: 4, text: 4, reasoning: 0 }
+    })
+  })
+
+  // Anthropic's v2 input count leaves cache reads out, and some providers count reasoning apart from
+  // the output: a difference would be wrong, even negative, so only OpenAI-style totals are split.
+  it.each([
+    { provider: "openai.chat", inclusive: true },
+    { provider: "openai.responses", inclusive: true },
+    { provider: "azure.chat", inclusive: true },
+    { provider: "anthropic.messages", inclusive: false },
+    { provider: "google.generative-ai", inclusive: false },
+    { provider: "openaiish", inclusive: false },
+    { provider: "__proto__", inclusive: false },
+    { provider: "", inclusive: false }
+  ])("v2 usage of $provider: split into uncached and text only when the totals include them ($inclusive)", async ({ inclusive, provider }) => {
+    const anthropicShaped = { inputTokens: 12, outputTokens: 30, totalTokens: 42, cachedInputTokens: 2000, reasoningTokens: 260 }
+    const shaped: LanguageModelV2 = {
+      ...fakeV2([], "stop", provider),
+      doGenerate: () => Promise.resolve({ content: [], finishReason: "stop", usage: anthropicShaped, warnings: [] })
+    }
+    const model = asV4(shaped)
+    const { usage } = await model.doGenerate(plain)
+    // Never negative: a total below its part is not split, whoever reports it.
+    expect(usage.inputTokens.noCache).toBeUndefined()
+    expect(usage.outputTokens.text).toBeUndefined()
+    const consistent = asV4({ ...fakeV2([], "stop", provider) })
+    const split = (await consistent.doGenerate(plain)).usage
+    expect(split).toEqual(inclusive ? v4Usage : {
+      inputTokens: { ...v4Usage.inputTokens, noCache: undefined },
+      outputTokens: { ...v4Usage.outputTokens, text: undefined }
     })
   })
 })
