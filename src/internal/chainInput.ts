@@ -93,6 +93,13 @@ const MakeOptionsSchema = Schema.Struct({
 const checkMakeOptions = Schema.decodeUnknownExit(Schema.toType(MakeOptionsSchema))
 const issuesOf = SchemaIssue.makeFormatterStandardSchemaV1()
 
+/**
+ * What a toolkit must be. effect's `McpClient.toolkit` gives a toolkit with
+ * its handlers inside, which the loop cannot run: the rule says where MCP
+ * tools come from instead.
+ */
+const toolkitRule = "must be a Toolkit (Toolkit.make(...); an MCP server's tools: McpTools.connect or McpTools.fromClient from loopwork/mcp)"
+
 /** What each option must be, and each of its elements (`user[1]`, `messages[1]`, `context["key"]`). */
 const makeRules: ReadonlyMap<string, readonly [option: string, element: string]> = new Map([
   ["system", ["must be a string", "must be a string"]],
@@ -101,7 +108,7 @@ const makeRules: ReadonlyMap<string, readonly [option: string, element: string]>
     "must be an array of Prompt messages",
     "must be a Prompt message (Prompt.userMessage(...); decode JSON ones with Prompt.Message)"
   ]],
-  ["toolkit", ["must be a Toolkit (Toolkit.make(...))", "must be a Toolkit (Toolkit.make(...))"]],
+  ["toolkit", [toolkitRule, toolkitRule]],
   ["context", [
     "must be an object of JSON values",
     "must be a JSON value (null, a boolean, a finite number, a string, an array or an object of them)"
@@ -215,7 +222,7 @@ export const chainProblem = (chain: unknown, withToolkit: boolean): InvalidInput
       : new InvalidInput({ field: `chain.messages[${i}]`, rule: "must be a Prompt message", value: message })
   }
   if (withToolkit && !isToolkit(chain.toolkit)) {
-    return new InvalidInput({ field: "chain.toolkit", rule: "must be a Toolkit (Toolkit.make(...))", value: chain.toolkit })
+    return new InvalidInput({ field: "chain.toolkit", rule: toolkitRule, value: chain.toolkit })
   }
   if (!isRecord(chain.context)) {
     return new InvalidInput({ field: "chain.context", rule: "must be an object of JSON values", value: chain.context })

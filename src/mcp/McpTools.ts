@@ -4,9 +4,9 @@
  * The loop runs tools itself: a chain's tools are an effect/ai `Toolkit`
  * and their handlers are read from the Effect context
  * (`toolkit.toLayer({ ... })`). effect's own `McpClient.toolkit` binds its
- * handlers inside the toolkit instead, so used with a chain every call would
- * end as "Tool 'x' has no handler" — fed to the model, the run still `Ok`.
- * {@link connect} gives both halves the loop needs: a `toolkit` for
+ * handlers inside the toolkit instead, which the loop cannot run (a chain
+ * refuses it with `InvalidInput`). {@link connect} — or {@link fromClient}
+ * over a client you have — gives both halves the loop needs: a `toolkit` for
  * `Chain.make` or `Agent.make`, and the `layer` of its handlers.
  *
  * **Built on effect's `McpClient`** (effect 4.1, `effect/ai`), not on
@@ -44,8 +44,8 @@
  * @since 0.2.0
  */
 import { Effect, type Layer, type Scope } from "effect"
-import type { McpClient, Tool, Toolkit } from "effect/ai"
-import type { InvalidInput } from "../LoopError.ts"
+import { McpClient, type Tool, type Toolkit } from "effect/ai"
+import { InvalidInput } from "../LoopError.ts"
 import type { ConnectError, McpToolRejected } from "./McpError.ts"
 import type { Transport } from "./McpTransport.ts"
 import { connectionError } from "./internal/failures.ts"
@@ -245,4 +245,40 @@ export const connect = (
       Transports.open(transport, { ...resolved, messageBytes: resolved.limits.messageBytes }),
       (client) => snapshot(client, resolved)
     )
+  })
+
+/**
+ * The tools of an effect `McpClient` you already have (built with
+ * `McpClient.layerHttp`, `McpClient.layerStdio` or a transport of your
+ * own): the same snapshot as {@link connect} gives — the toolkit, its handler
+ * layer, `refresh` — over your client. The connection stays yours: it lives
+ * as long as your client's scope, and the size of a whole message is
+ * bounded by your transport, not by `limits.messageBytes`.
+ *
+ * Fails with `InvalidInput` when `client` is not an `McpClient` or an
+ * option is wrong, `McpConnectionError` when the tool list cannot be read,
+ * and `McpToolRejected` as {@link connect} does.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { McpClient } from "effect/ai"
+ * import { McpTools } from "loopwork/mcp"
+ *
+ * const tools = Effect.flatMap(McpClient.McpClient, (client) => McpTools.fromClient(client, { callTimeout: "20 seconds" }))
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fromClient = (
+  client: McpClient.McpClient,
+  options?: ConnectOptions
+): Effect.Effect<McpTools, ConnectError | InvalidInput> =>
+  Effect.suspend((): Effect.Effect<McpTools, ConnectError | InvalidInput> => {
+    if (!McpClient.isMcpClient(client)) {
+      return Effect.fail(new InvalidInput({ field: "client", rule: "must be an effect McpClient (McpClient.make or McpClient.layerHttp)", value: typeof client }))
+    }
+    const problem = Options.check(options)
+    return problem === undefined ? snapshot(client, Options.resolve(options, Transports.defaultTimeout)) : Effect.fail(problem)
   })
