@@ -3,14 +3,18 @@
  * every tool goes out in OpenAI's strict form (all properties required, `additionalProperties:
  * false`, nested objects too) and marked `strict: true`, with the v4 and the v3 package; a tool
  * without a strict form (an optional key) fails the call before anything is sent, naming the tool,
- * not retried; without the option, tools go as before.
+ * not retried; without the option, tools go as before. On the Responses API the v4 and v3 packages
+ * send the same schema and mark. A v2 model (`@ai-sdk/openai` 2.x) has no `strict` field in its
+ * tool definitions: it gets the strict-form schema, and the 2.x package marks every tool with its
+ * own `strictJsonSchema` option, `false` unless the caller sets it (`callOptions.providerOptions`).
  */
 import { createOpenAI as createV4 } from "@ai-sdk/openai"
+import { createOpenAI as createV2 } from "@ai-sdk/openai-v2"
 import { createOpenAI as createV3 } from "@ai-sdk/openai-v3"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { ChatModel } from "../../src/ai-sdk/index.ts"
+import { type AiSdkModel, ChatModel } from "../../src/ai-sdk/index.ts"
 import { Chain, LoopError, Mode } from "../../src/index.ts"
 import * as OpenAiServer from "../support/openaiServer.ts"
 
@@ -83,5 +87,48 @@ describe("strictTools through loopwork/ai-sdk", () => {
         properties: { query: { anyOf: [{ type: "string" }, { type: "null" }] } },
         additionalProperties: true
       })
+    }))
+})
+
+type SentResponses = { readonly tools?: ReadonlyArray<{ readonly type: string; readonly name: string; readonly parameters: unknown; readonly strict?: boolean }> }
+
+/** The first request's tools after a strictTools run of `search` with `model`. */
+const sentTools = (model: (baseURL: string) => AiSdkModel.LanguageModel, callOptions?: AiSdkModel.Options["callOptions"]) =>
+  Effect.gen(function*() {
+    const server = yield* OpenAiServer.make([{ toolCalls: [{ name: "search", arguments: { query: "q", filters: { exact: true } } }] }, { text: "done" }])
+    const outcome = yield* Chain.run(Chain.make({ user: "Find", toolkit: searchTools }), { mode: Mode.whileNeedsResponse }).pipe(
+      Effect.provide([ChatModel.fromAiSdk(model(server.baseURL), { strictTools: true, ...(callOptions === undefined ? {} : { callOptions }) }), searchHandlers])
+    )
+    expect(Chain.text(outcome.chain)).toBe("done")
+    expect(server.requests).toHaveLength(2)
+    return server.requests[0]!.body as Sent & SentResponses
+  }).pipe(Effect.scoped)
+
+describe("strictTools on the Responses API and with a v2 model", () => {
+  const responses = [
+    ["v4", (baseURL: string) => createV4({ baseURL, apiKey: "test" }).responses("gpt-test")],
+    ["v3", (baseURL: string) => createV3({ baseURL, apiKey: "test" }).responses("gpt-test")]
+  ] as const
+  for (const [version, model] of responses) {
+    it.live(`${version} Responses API: the tool in strict form, marked strict`, () =>
+      Effect.gen(function*() {
+        const body = yield* sentTools(model)
+        expect(body.tools).toEqual([{ type: "function", name: "search", parameters: strictSearch, strict: true }])
+      }))
+  }
+
+  it.live("v2 Chat API: the strict-form schema; the mark is the 2.x package's own strictJsonSchema (false unless the caller sets it)", () =>
+    Effect.gen(function*() {
+      const v2 = (baseURL: string) => createV2({ baseURL, apiKey: "test" }).chat("gpt-test")
+      const plain = yield* sentTools(v2)
+      expect(plain.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: false } }])
+      const marked = yield* sentTools(v2, { providerOptions: { openai: { strictJsonSchema: true } } })
+      expect(marked.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: true } }])
+    }))
+
+  it.live("v2 Responses API: the strict-form schema, strict: false", () =>
+    Effect.gen(function*() {
+      const body = yield* sentTools((baseURL) => createV2({ baseURL, apiKey: "test" }).responses("gpt-test"))
+      expect(body.tools).toEqual([{ type: "function", name: "search", parameters: strictSearch, strict: false }])
     }))
 })

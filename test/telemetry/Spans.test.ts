@@ -349,13 +349,16 @@ describe("a model made with effect/ai's LanguageModel (ChatModel.layerLanguageMo
     }))
 })
 
+/** A scripted model answering `turns` that says it is `model` of `provider` (as an AI SDK model does). */
+const withInfo = (turns: ReadonlyArray<ChatModel.ScriptedTurn>, provider: string, model: string) =>
+  Layer.effect(
+    ChatModel.ChatModel,
+    Effect.map(Effect.service(ChatModel.ChatModel), ({ generate, stream }) =>
+      ChatModel.ChatModel.of({ info: { provider, model }, generate, stream }))
+  ).pipe(Layer.provide(ChatModel.scripted(turns).layer))
+
 describe("provider names", () => {
-  const withProvider = (provider: string, model = "m-1") =>
-    Layer.effect(
-      ChatModel.ChatModel,
-      Effect.map(Effect.service(ChatModel.ChatModel), ({ generate, stream }) =>
-        ChatModel.ChatModel.of({ info: { provider, model }, generate, stream }))
-    ).pipe(Layer.provide(ChatModel.scripted([{ text: "hi" }]).layer))
+  const withProvider = (provider: string, model = "m-1") => withInfo([{ text: "hi" }], provider, model)
 
   it.live("an AI SDK provider id becomes the conventions' well-known value on the chat and invoke_agent spans", () =>
     Effect.gen(function*() {
@@ -378,5 +381,89 @@ describe("provider names", () => {
       const chat = only(collector.spans, "chat gpt sk-[REDACTED]")
       expect(String(chat.attributes["gen_ai.provider.name"]).length).toBeLessThanOrEqual(257)
       expect(collector.bodies.filter((body) => body.includes(key))).toEqual([])
+    }))
+})
+
+// -----------------------------------------------------------------------------
+// Tool descriptions; a PARALLEL ensemble's spans
+// -----------------------------------------------------------------------------
+
+describe("tool descriptions", () => {
+  it.live("an execute_tool span carries the tool's description (redacted); a tool without one has none", () =>
+    Effect.gen(function*() {
+      const key = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"
+      const Described = Tool.make("described", {
+        description: `Looks a record up (service key ${key})`,
+        parameters: Schema.Struct({ id: Schema.String }),
+        success: Schema.String
+      })
+      const tools = Toolkit.make(Described, Lookup)
+      const model = ChatModel.scripted([
+        { toolCalls: [{ name: "described", params: { id: "1" } }, { name: "lookup", params: { q: "a" } }] },
+        { text: "Done." }
+      ])
+      const { collector, exit } = yield* traced(
+        Chain.run(Chain.make({ user: "Look up 1 and a", toolkit: tools }), options).pipe(
+          Effect.provide([model.layer, tools.toLayer({ described: ({ id }) => Effect.succeed(id), lookup: ({ q }) => Effect.succeed(q) })])
+        )
+      )
+      expect(exit._tag).toBe("Success")
+      expect(only(collector.spans, "execute_tool described").attributes["gen_ai.tool.description"]).toBe(
+        "Looks a record up (service key sk-[REDACTED])"
+      )
+      expect(Object.hasOwn(only(collector.spans, "execute_tool lookup").attributes, "gen_ai.tool.description")).toBe(false)
+      expect(collector.bodies.filter((body) => body.includes(key))).toEqual([])
+    }))
+})
+
+/** `tree`, with siblings in name order (tasks that run at the same time end in any order). */
+const sortedTree = (spans: ReadonlyArray<Collector.Span>, label: (span: Collector.Span) => string): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  const ids = new Set(spans.map((span) => span.spanId))
+  const byLabel = (a: Collector.Span, b: Collector.Span) => label(a).localeCompare(label(b))
+  const visit = (span: Collector.Span, depth: number) => {
+    lines.push(`${"  ".repeat(depth)}${label(span)}`)
+    for (const child of spans.filter((child) => child.parentSpanId === span.spanId).sort(byLabel)) visit(child, depth + 1)
+  }
+  for (const root of spans.filter((span) => span.parentSpanId === undefined || !ids.has(span.parentSpanId)).sort(byLabel)) visit(root, 0)
+  return lines
+}
+
+describe("a PARALLEL ensemble", () => {
+  it.live("invoke_workflow › task <role> › invoke_agent <role> › chat for each task; each invoke_agent names the role and the model's provider", () =>
+    Effect.gen(function*() {
+      const model = withInfo([{ text: "Dates." }, { text: "Prices." }, { text: "The summary." }], "openai.chat", "gpt-test")
+      const { collector, exit } = yield* traced(
+        Effect.gen(function*() {
+          const historian = yield* Agent.make({ role: "Historian", goal: "Find dates" })
+          const economist = yield* Agent.make({ role: "Economist", goal: "Find prices" })
+          const editor = yield* Agent.make({ role: "Editor", goal: "Summarise" })
+          const history = yield* Task.make({ description: "Dates of tea", expectedOutput: "Dates", agent: historian })
+          const prices = yield* Task.make({ description: "Prices of tea", expectedOutput: "Prices", agent: economist })
+          const summary = yield* Task.make({ description: "Summarise", expectedOutput: "Summary", agent: editor, context: [history, prices] })
+          const ensemble = yield* Ensemble.make({ agents: [historian, economist, editor], tasks: [history, prices, summary], workflow: "PARALLEL" })
+          return yield* Ensemble.run(ensemble)
+        }).pipe(Effect.provide(model))
+      )
+      expect(exit._tag).toBe("Success")
+      expect(sortedTree(collector.spans, status)).toEqual([
+        "invoke_workflow ok",
+        ...["Economist", "Editor", "Historian"].flatMap((role) => [
+          `  task ${role} ok`,
+          `    invoke_agent ${role} ok`,
+          "      chat gpt-test ok"
+        ])
+      ])
+      expect(new Set(collector.spans.map((span) => span.traceId)).size).toBe(1)
+      expect(only(collector.spans, "invoke_workflow").attributes["loopwork.ensemble.workflow"]).toBe("PARALLEL")
+      for (const role of ["Historian", "Economist", "Editor"]) {
+        expect(only(collector.spans, `invoke_agent ${role}`).attributes).toEqual({
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.agent.name": role,
+          "gen_ai.provider.name": "openai",
+          "gen_ai.request.model": "gpt-test",
+          "loopwork.run_count": 0
+        })
+      }
     }))
 })
