@@ -21,11 +21,8 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
-import { runEventWithoutContent } from "./internal/contentFree.ts"
-import { redactSecrets } from "./internal/redact.ts"
-import { StreamObserver } from "./internal/streamObserver.ts"
+import { reporter } from "./internal/report.ts"
 import type { RunEvent } from "./internal/runEvents.ts"
-import type * as Events from "./internal/runEvents.ts"
 import { OmitContent } from "./Privacy.ts"
 
 export {
@@ -154,39 +151,6 @@ export const isActive = (observer: Observer): boolean => observer !== none
 export const emitTo = (observer: Observer, event: RunEvent): Effect.Effect<void> =>
   observer === none
     ? Effect.void
-    : observer instanceof StreamObserver
-    // `Chain.stream`'s own observer: the event goes into the stream's buffer in this one step.
-    ? Effect.withFiber((fiber) => offered(observer, event, fiber.getRef(OmitContent)))
-    : Effect.catchCause(Effect.withFiber((fiber) => deliver(observer, event, fiber.getRef(OmitContent))), ignore)
-
-const ignore = () => Effect.void
-
-/** `event` as an observer may see it, or nothing. No allocation unless something is taken out. */
-const visible = (event: RunEvent, omitContent: boolean): RunEvent | undefined =>
-  omitContent
-    ? runEventWithoutContent(event)
-    : event._tag === "ModelCallFailed" || event._tag === "RunFailed"
-    ? withSafeMessage(event)
-    : event
-
-const deliver = (observer: Observer, event: RunEvent, omitContent: boolean): Effect.Effect<void> => {
-  const safe = visible(event, omitContent)
-  return safe === undefined ? Effect.void : observer.emit(safe)
-}
-
-/** `deliver` to the stream's observer; a defect of `visible` is ignored, as `deliver`'s is. */
-const offered = (observer: StreamObserver, event: RunEvent, omitContent: boolean): Effect.Effect<void> => {
-  let safe: RunEvent | undefined
-  try {
-    safe = visible(event, omitContent)
-  } catch {
-    return Effect.void
-  }
-  return safe === undefined ? Effect.void : observer.offer(safe)
-}
-
-const withSafeMessage = <E extends typeof Events.ModelCallFailed.Type | typeof Events.RunFailed.Type>(event: E): E => {
-  const message = redactSecrets(event.message)
-  return message === event.message ? event : { ...event, message }
-}
+    // `Chain.stream`'s own observer takes the event into the stream's buffer in this one step.
+    : Effect.withFiber((fiber) => reporter(observer, fiber.getRef(OmitContent))(event) ?? Effect.void)
 

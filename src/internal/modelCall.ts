@@ -7,13 +7,14 @@
  *
  * @internal
  */
-import { Clock, Context, Effect, Schedule, Stream } from "effect"
+import { type Context, Effect, type Schedule, Stream } from "effect"
 import { Response } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
-import { emitTo, type Observer } from "../RunEvent.ts"
+import { type Report, reportThen } from "./report.ts"
+import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
 import type { Used } from "./callIds.ts"
 import type { Limits } from "./jsonBounds.ts"
@@ -110,20 +111,21 @@ const toolCallsOf = (parts: ReadonlyArray<Response.AnyPart>) => {
 const streamed = (
   model: Model,
   request: GenerateRequest,
-  observer: Observer,
+  report: Report,
   call: number
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.suspend(() => {
     const parts: Array<Response.AnyPart> = []
     const received = Stream.runForEachArray(model.stream(request), (chunk) => {
-      let deltas: Array<string> | undefined
+      // Deltas go out as they arrive; once one must wait for room, the later ones wait behind it.
+      let waiting: Effect.Effect<void> | undefined
       for (const part of chunk) {
         parts.push(part)
-        if (part.type === "text-delta") (deltas ??= []).push(part.delta)
+        if (part.type !== "text-delta") continue
+        const event: RunEvent = { _tag: "TextDelta", call, delta: part.delta }
+        waiting = waiting === undefined ? report(event) : Effect.andThen(waiting, Effect.suspend(() => report(event) ?? Effect.void))
       }
-      return deltas === undefined
-        ? Effect.void
-        : Effect.forEach(deltas, (delta) => emitTo(observer, { _tag: "TextDelta", call, delta }), { discard: true })
+      return waiting ?? Effect.void
     })
     return Effect.map(received, () => assemble(parts))
   })
@@ -175,7 +177,8 @@ const toolNames = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<string> => {
 const observedAttempt = (
   model: Model,
   request: GenerateRequest,
-  observer: Observer,
+  run: RunContext,
+  report: Report,
   call: number,
   limits: Limits,
   used: Used,
@@ -183,43 +186,37 @@ const observedAttempt = (
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.suspend(() => {
     const attempt = ++attempts.count
-    const started = emitTo(observer, {
-      _tag: "ModelCallStarted",
-      call,
-      messages: request.prompt.content.length,
-      tools: toolNames(request.tools)
-    })
+    const waiting = report({ _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) })
     // The clock is read after the start is reported: a slow consumer is not the model's time.
-    return Effect.andThen(started, Clock.clockWith((clock) => {
-      const since = clock.currentTimeMillisUnsafe()
-      const attempted = safely(() => observer.streaming ? streamed(model, request, observer, call) : model.generate(request))
+    const timed = () => {
+      const since = run.clock.currentTimeMillisUnsafe()
+      const attempted = safely(() => run.observer.streaming ? streamed(model, request, report, call) : model.generate(request))
       return Effect.matchEffect(attempted, {
         onFailure: (error) => {
-          const durationMillis = clock.currentTimeMillisUnsafe() - since
-          return Effect.andThen(
-            emitTo(observer, { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis }),
+          const durationMillis = run.clock.currentTimeMillisUnsafe() - since
+          return reportThen(
+            report,
+            { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis },
             Effect.fail(error)
           )
         },
         onSuccess: (result) => {
-          const durationMillis = clock.currentTimeMillisUnsafe() - since
+          const durationMillis = run.clock.currentTimeMillisUnsafe() - since
           const parts = Arrival.normalize(result, call, limits, used)
           const finish = finishOf(parts)
-          return Effect.as(
-            emitTo(observer, {
-              _tag: "ModelCallFinished",
-              call,
-              finishReason: finish.reason,
-              usage: finish.usage,
-              text: textOf(parts),
-              toolCalls: toolCallsOf(parts),
-              durationMillis
-            }),
-            parts
-          )
+          return reportThen(report, {
+            _tag: "ModelCallFinished",
+            call,
+            finishReason: finish.reason,
+            usage: finish.usage,
+            text: textOf(parts),
+            toolCalls: toolCallsOf(parts),
+            durationMillis
+          }, Effect.succeed(parts))
         }
       })
-    }))
+    }
+    return waiting === undefined ? timed() : Effect.andThen(waiting, Effect.suspend(timed))
   })
 
 /**
@@ -241,8 +238,8 @@ export const callModel = (
   limits: Limits,
   used: Used
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const once = run.observed
-    ? observedAttempt(model, request, run.observer, call, limits, used, { count: 0 })
+  const once = run.report !== undefined
+    ? observedAttempt(model, request, run, run.report, call, limits, used, { count: 0 })
     : retry === undefined
     ? safelyNow(() => model.generate(request))
     : safely(() => model.generate(request))

@@ -1,14 +1,17 @@
 /**
  * What the loop reads from a run's context at every model call and every
- * tool round — the observer, whether a tracing backend is installed and
- * metrics are asked for, the run's durability and its `maxRuns` budget — read once per context and
+ * tool round — the observer (and how events reach it), the clock, whether a
+ * tracing backend is installed and metrics are asked for, the run's
+ * durability and its `maxRuns` budget — read once per context and
  * remembered: a context never changes, and a run's steps share one. (The
  * reads cost ~20 ns each, eleven a step, next to one lookup here.)
  *
  * @internal
  */
-import { Context } from "effect"
+import { Clock, Context } from "effect"
+import { OmitContent } from "../Privacy.ts"
 import { isActive, Observer } from "../RunEvent.ts"
+import { type Report, reporter } from "./report.ts"
 import { Metrics } from "../Telemetry.ts"
 import { CurrentDurability, type Durability } from "./durability.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
@@ -19,6 +22,10 @@ export interface RunContext {
   readonly observer: Observer
   /** Whether the observer watches (`Chain.stream`, `Chain.runObserved`): calls are then reported. */
   readonly observed: boolean
+  /** How calls are reported to the observer (`Privacy.OmitContent` applied); `undefined` when no one watches. */
+  readonly report: Report | undefined
+  /** The run's clock: the durations of reported calls. */
+  readonly clock: Clock.Clock
   readonly traced: boolean
   /** `Telemetry.Metrics` */
   readonly metrics: "auto" | "on" | "off"
@@ -33,9 +40,12 @@ export const runContextOf = (context: Context.Context<never>): RunContext => {
   let found = read.get(context)
   if (found === undefined) {
     const observer = Context.get(context, Observer)
+    const observed = isActive(observer)
     found = {
       observer,
-      observed: isActive(observer),
+      observed,
+      report: observed ? reporter(observer, Context.get(context, OmitContent)) : undefined,
+      clock: Context.get(context, Clock.Clock),
       traced: isTraced(context),
       metrics: Context.get(context, Metrics),
       durability: Context.get(context, CurrentDurability),

@@ -9,7 +9,8 @@
  */
 import { Clock, Context, Effect } from "effect"
 import type { Prompt } from "effect/ai"
-import { emitTo, type Observer } from "../../RunEvent.ts"
+import { type Report, reportThen } from "../report.ts"
+import type { RunEvent } from "../runEvents.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 import * as JsonBounds from "../jsonBounds.ts"
 import { toolSpan } from "../telemetry/toolSpan.ts"
@@ -50,33 +51,28 @@ const statusOf = (settled: Settled) =>
 /** `settle`, reported to the round's observer: started, then finished with the status and duration. */
 const observed = (
   ctx: RoundContext,
-  observer: Observer,
+  report: Report,
   call: ToolCall,
   state: CallState | undefined
-): Effect.Effect<Settled> =>
-  Effect.andThen(
-    emitTo(observer, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }),
-    // The clock is read after the start is reported: a slow consumer is not the tool's time.
-    Clock.clockWith((clock) => {
-      const since = clock.currentTimeMillisUnsafe()
-      return Effect.flatMap(settle(ctx, call, state), (raw) => {
-        const settled = storable(raw)
-        const durationMillis = clock.currentTimeMillisUnsafe() - since
-        const { id, name } = call
-        const status = statusOf(settled)
-        // Fields in the Schema's order, so the event equals its JSON round trip.
-        return Effect.as(
-          emitTo(
-            observer,
-            settled instanceof Held || settled instanceof Cut
-              ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
-              : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
-          ),
-          settled
-        )
-      })
+): Effect.Effect<Settled> => {
+  const waiting = report({ _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params })
+  // The clock is read after the start is reported: a slow consumer is not the tool's time.
+  const timed = () => {
+    const since = ctx.clock.currentTimeMillisUnsafe()
+    return Effect.flatMap(settle(ctx, call, state), (raw) => {
+      const settled = storable(raw)
+      const durationMillis = ctx.clock.currentTimeMillisUnsafe() - since
+      const { id, name } = call
+      const status = statusOf(settled)
+      // Fields in the Schema's order, so the event equals its JSON round trip.
+      const finished: RunEvent = settled instanceof Held || settled instanceof Cut
+        ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
+        : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
+      return reportThen(report, finished, Effect.succeed(settled))
     })
-  )
+  }
+  return waiting === undefined ? timed() : Effect.andThen(waiting, Effect.suspend(timed))
+}
 
 /**
  * Settles one call of a round inside an `execute_tool` span, reporting it to
@@ -87,7 +83,7 @@ const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | unde
   if (state !== undefined && (state._tag === "AwaitingApproval" || state._tag === "AwaitingResult")) {
     return Effect.succeed(new Held(call, state))
   }
-  const run = ctx.observer === undefined ? settle(ctx, call, state) : observed(ctx, ctx.observer, call, state)
+  const run = ctx.report === undefined ? settle(ctx, call, state) : observed(ctx, ctx.report, call, state)
   if (!ctx.traced) return run
   return toolSpan(ctx.services, call, ctx.compiled.byName.get(call.name)?.tool.description, run, statusOf)
 }
@@ -114,7 +110,8 @@ export const runCall = (
       messages: emptyMessages,
       policy: defaultPolicy,
       log: { fails: [], edits: new Map() },
-      observer: undefined,
+      report: undefined,
+      clock: Context.get(services, Clock.Clock),
       traced: false,
       durability: undefined,
       states: noStates
@@ -150,14 +147,15 @@ export const runRound = <B>(
       messages,
       policy,
       log,
-      observer: run.observed ? run.observer : undefined,
+      report: run.report,
+      clock: run.clock,
       traced: run.traced,
       durability: run.durability,
       states
     }
     const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
     // An observed call is made storable before its event; the others here.
-    const checked = ctx.observer === undefined ? storable : same
+    const checked = ctx.report === undefined ? storable : same
     return calls.length === 1
       ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
       : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all.map(checked), log))

@@ -6,9 +6,9 @@
  *
  * @internal
  */
-import type { Context, Duration } from "effect"
+import type { Clock, Context, Duration } from "effect"
 import type { Prompt } from "effect/ai"
-import type { Observer } from "../../RunEvent.ts"
+import type { Report } from "../report.ts"
 import type { Durability } from "../durability.ts"
 import type { StopSignal } from "../stopSignal.ts"
 import type { CallState } from "../../ToolCall.ts"
@@ -41,8 +41,10 @@ export interface RoundContext {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly policy: RoundPolicy
   readonly log: RoundLog
-  /** Receives the calls' events; `undefined` when no one watches. */
-  readonly observer: Observer | undefined
+  /** Reports the calls' events; `undefined` when no one watches. */
+  readonly report: Report | undefined
+  /** The run's clock (the durations of reported calls). */
+  readonly clock: Clock.Clock
   /** Whether calls get `execute_tool` spans (a tracing backend is installed). */
   readonly traced: boolean
   /** The run's durability: each call recorded (`undefined`: calls run directly). */
