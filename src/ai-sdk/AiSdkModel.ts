@@ -97,7 +97,8 @@ import * as ToProvider from "./internal/toProvider.ts"
  *   accepts. A call whose tools include one without that form (an optional
  *   key, a record) fails before it is sent, naming the tool; it is not
  *   retried. Specification v3 and v4 models send the mark; a v2 model has
- *   no place for it and gets the strict-form schemas alone.
+ *   no place for it, so `@ai-sdk/openai` 2.x is told through its own
+ *   `providerOptions.openai.strictJsonSchema` (set to true unless you set it).
  * - `callOptions`: passed to every call as they are (`temperature`,
  *   `maxOutputTokens`, `providerOptions`, `headers`, …). `reasoning` is a
  *   v4 option: a v2 or v3 model ignores it (use its `providerOptions`).

@@ -5,8 +5,8 @@
  * without a strict form (an optional key) fails the call before anything is sent, naming the tool,
  * not retried; without the option, tools go as before. On the Responses API the v4 and v3 packages
  * send the same schema and mark. A v2 model (`@ai-sdk/openai` 2.x) has no `strict` field in its
- * tool definitions: it gets the strict-form schema, and the 2.x package marks every tool with its
- * own `strictJsonSchema` option, `false` unless the caller sets it (`callOptions.providerOptions`).
+ * tool definitions: the 2.x package marks every tool with its own `strictJsonSchema` provider
+ * option (default false), so the bridge sets it to true for strictTools unless the caller set it.
  */
 import { createOpenAI as createV4 } from "@ai-sdk/openai"
 import { createOpenAI as createV2 } from "@ai-sdk/openai-v2"
@@ -117,18 +117,18 @@ describe("strictTools on the Responses API and with a v2 model", () => {
       }))
   }
 
-  it.live("v2 Chat API: the strict-form schema; the mark is the 2.x package's own strictJsonSchema (false unless the caller sets it)", () =>
+  it.live("v2 Chat API: the strict-form schema, marked strict through the 2.x package's strictJsonSchema; the caller's own value wins", () =>
     Effect.gen(function*() {
       const v2 = (baseURL: string) => createV2({ baseURL, apiKey: "test" }).chat("gpt-test")
       const plain = yield* sentTools(v2)
-      expect(plain.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: false } }])
-      const marked = yield* sentTools(v2, { providerOptions: { openai: { strictJsonSchema: true } } })
-      expect(marked.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: true } }])
+      expect(plain.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: true } }])
+      const unmarked = yield* sentTools(v2, { providerOptions: { openai: { strictJsonSchema: false } } })
+      expect(unmarked.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: false } }])
     }))
 
-  it.live("v2 Responses API: the strict-form schema, strict: false", () =>
+  it.live("v2 Responses API: the strict-form schema, marked strict", () =>
     Effect.gen(function*() {
       const body = yield* sentTools((baseURL) => createV2({ baseURL, apiKey: "test" }).responses("gpt-test"))
-      expect(body.tools).toEqual([{ type: "function", name: "search", parameters: strictSearch, strict: false }])
+      expect(body.tools).toEqual([{ type: "function", name: "search", parameters: strictSearch, strict: true }])
     }))
 })

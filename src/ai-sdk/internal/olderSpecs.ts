@@ -101,6 +101,20 @@ export const olderOptions = (options: LanguageModelV4CallOptions): LanguageModel
   return prompt === options.prompt ? options : { ...options, prompt: prompt as LanguageModelV4CallOptions["prompt"] }
 }
 
+/**
+ * @internal v2 options for `options`: a v2 tool has no `strict` mark, and
+ * `@ai-sdk/openai` 2.x marks each tool with its own `strictJsonSchema`
+ * provider option (default false). Tools marked strict (`strictTools`) set
+ * it, unless the caller (or a run's output format) already did.
+ */
+export const v2Options = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
+  const older = olderOptions(options)
+  const strict = options.tools?.some((tool) => tool.type === "function" && tool.strict === true) === true
+  const openai = options.providerOptions?.openai
+  if (!strict || (openai !== undefined && Object.hasOwn(openai, "strictJsonSchema"))) return older
+  return { ...older, providerOptions: { ...options.providerOptions, openai: { ...openai, strictJsonSchema: true } } }
+}
+
 /** @internal a v2 finish reason as v4 has it (v2 reports no raw reason) */
 export const finishReasonV2 = (reason: LanguageModelV2FinishReason): LanguageModelV4FinishReason => ({
   unified: reason === "unknown" ? "other" : reason,
@@ -170,14 +184,14 @@ export const asV4 = (model: AnyLanguageModel): LanguageModelV4 => {
     },
     doGenerate: v2
       ? async (options) => {
-        const result = await older.doGenerate(olderOptions(options))
+        const result = await older.doGenerate(v2Options(options))
         const flat = result as unknown as FlatFinish
         return { ...result, finishReason: finishReasonV2(flat.finishReason), usage: usageV2(flat.usage, inclusive) }
       }
       : (options) => older.doGenerate(olderOptions(options)),
     doStream: v2
       ? async (options) => {
-        const result = await older.doStream(olderOptions(options))
+        const result = await older.doStream(v2Options(options))
         return { ...result, stream: result.stream.pipeThrough(toV4Stream(inclusive)) }
       }
       : (options) => older.doStream(olderOptions(options))
