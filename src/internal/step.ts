@@ -98,6 +98,19 @@ const joined = <R0, R>(self: Effect.Effect<Outcome.Outcome, never, R0>, then: Th
 }
 
 /**
+ * Whether `effect` is already complete (an `Exit`). Exits are the instances
+ * of two prototypes: comparing the prototype is a load, where `Exit.isExit`
+ * walks the prototype chain of every other effect looking for its key. Were
+ * an exit ever made otherwise, it would only take the general path.
+ */
+const successes: object = Object.getPrototypeOf(Exit.succeed(undefined))
+const failures: object = Object.getPrototypeOf(Exit.die(undefined))
+const isComplete = (effect: Effect.Effect<Outcome.Outcome, never, any>): effect is Exit.Exit<Outcome.Outcome> => {
+  const proto: unknown = Object.getPrototypeOf(effect)
+  return proto === successes || proto === failures
+}
+
+/**
  * `steps[from]` on `outcome`, then each later step on the outcome of the one
  * before: at once while results are complete (Exits), with the rest as one
  * continuation of the first result that is still to come.
@@ -105,10 +118,9 @@ const joined = <R0, R>(self: Effect.Effect<Outcome.Outcome, never, R0>, then: Th
 const runFrom = (steps: ReadonlyArray<Then>, from: number, outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, any> => {
   let result = steps[from](outcome)
   for (let i = from + 1; i < steps.length; i++) {
-    if (!Exit.isExit(result)) return Effect.flatMap(result, (next) => runFrom(steps, i, next))
-    const done = result as Exit.Exit<Outcome.Outcome>
-    if (done._tag === "Failure") return done
-    result = steps[i](done.value)
+    if (!isComplete(result)) return Effect.flatMap(result, (next) => runFrom(steps, i, next))
+    if (result._tag === "Failure") return result
+    result = steps[i](result.value)
   }
   return result
 }
