@@ -18,23 +18,13 @@ import { roundedDown, steadyEncoded, withSteadyReads } from "../../src/durable/i
 import { SqliteClient } from "../../src/durable/index.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { usePostgres } from "./support/postgres.ts"
+import { requestEnvelope } from "./support/envelopes.ts"
 
 const { database } = usePostgres({ beforeAll, afterAll })
 
 /** A request envelope for entity `e` on shard default:1, due at `deliverAt`. */
 const save = (encoded: MessageStorage.Encoded, requestId: string, deliverAt: number | null) =>
-  encoded.saveEnvelope({
-    envelope: {
-      _tag: "Request",
-      requestId,
-      address: { shardId: { group: "default", id: 1 }, entityType: "T", entityId: `e${requestId}` },
-      tag: "run",
-      payload: {},
-      headers: {}
-    },
-    primaryKey: null,
-    deliverAt
-  })
+  encoded.saveEnvelope(requestEnvelope(requestId, deliverAt))
 
 const read = (encoded: MessageStorage.Encoded, now: number) =>
   Effect.map(encoded.unprocessedMessages(["default:1"], now), (messages) => messages.map((m) => m.envelope._tag === "Request" ? m.envelope.requestId : "?"))

@@ -14,21 +14,11 @@ import { PgClient } from "@effect/sql-pg"
 import { withOneStatementReplies } from "../../src/durable/internal/messageStoragePg.ts"
 import { SqliteClient } from "../../src/durable/index.ts"
 import { usePostgres } from "./support/postgres.ts"
+import { requestEnvelope } from "./support/envelopes.ts"
 
 const { database } = usePostgres({ beforeAll, afterAll })
 
-const request = (requestId: string) => ({
-  envelope: {
-    _tag: "Request" as const,
-    requestId,
-    address: { shardId: { group: "default", id: 1 }, entityType: "T", entityId: `e${requestId}` },
-    tag: "run",
-    payload: {},
-    headers: {}
-  },
-  primaryKey: null,
-  deliverAt: null
-})
+const request = (requestId: string) => requestEnvelope(requestId)
 
 const final = (id: string, requestId: string, value: string) =>
   ({ _tag: "WithExit", id, requestId, exit: { _tag: "Success", value } }) as const

@@ -15,6 +15,7 @@ import { ClaimClient, steadyEncoded } from "../../src/durable/internal/messageSt
 import { layerClaims, withSynchronous } from "../../src/durable/postgres/pgSynchronous.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { usePostgres } from "./support/postgres.ts"
+import { requestEnvelope } from "./support/envelopes.ts"
 
 const { database } = usePostgres({ beforeAll, afterAll })
 
@@ -65,18 +66,7 @@ describe("DurablePostgres's synchronous option", () => {
       // two databases: a message saved through the storage is only read back through the other one's client
       const main = PgClient.layer({ url: yield* url })
       const other = yield* url
-      const request = (requestId: string) => ({
-        envelope: {
-          _tag: "Request" as const,
-          requestId,
-          address: { shardId: { group: "default", id: 1 }, entityType: "T", entityId: `e${requestId}` },
-          tag: "run",
-          payload: {},
-          headers: {}
-        },
-        primaryKey: null,
-        deliverAt: null
-      })
+      const request = (requestId: string) => requestEnvelope(requestId)
       const ids = yield* Effect.gen(function*() {
         const claims = Option.getOrThrow(yield* Effect.serviceOption(ClaimClient))
         yield* Effect.provideService(Layer.build(SqlMessageStorage.layerMigrations({})), SqlClient, claims)

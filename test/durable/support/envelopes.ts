@@ -1,0 +1,18 @@
+/**
+ * A request envelope as effect's SQL message storage saves it, for the
+ * storage-driver tests (test/durable/messageStorage.test.ts, pg*.test.ts).
+ */
+
+/** The saved form of request `requestId` to entity `e<requestId>`, due at `deliverAt` (null: now). */
+export const requestEnvelope = (requestId: string, deliverAt: number | null = null) => ({
+  envelope: {
+    _tag: "Request" as const,
+    requestId,
+    address: { shardId: { group: "default", id: 1 }, entityType: "T", entityId: `e${requestId}` },
+    tag: "run",
+    payload: {},
+    headers: {}
+  },
+  primaryKey: null,
+  deliverAt
+})
