@@ -98,7 +98,10 @@ import * as ToProvider from "./internal/toProvider.ts"
  *   key, a record) fails before it is sent, naming the tool; it is not
  *   retried. Specification v3 and v4 models send the mark; a v2 model has
  *   no place for it, so `@ai-sdk/openai` 2.x is told through its own
- *   `providerOptions.openai.strictJsonSchema` (set to true unless you set it).
+ *   `providerOptions.openai.strictJsonSchema`, set to true unless you set
+ *   it — or a run's `output` in the provider's JSON mode did: on 2.x that one
+ *   option covers the response format and the tools, so a format with no
+ *   strict form leaves the tools unmarked too.
  * - `callOptions`: passed to every call as they are (`temperature`,
  *   `maxOutputTokens`, `providerOptions`, `headers`, …). `reasoning` is a
  *   v4 option: a v2 or v3 model ignores it (use its `providerOptions`).

@@ -85,7 +85,8 @@ export type DurableResult = typeof DurableResult.Type
 
 /**
  * A durable run failed: `reason` is the tag of the run's `LoopError`
- * reason, `description` its message, `document` the chain at the failure.
+ * reason (or `OutputNotStorable`: a decoded `output` whose JSON encoding
+ * failed), `description` its message, `document` the chain at the failure.
  *
  * @example
  * ```ts

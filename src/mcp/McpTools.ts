@@ -276,9 +276,11 @@ export const fromClient = (
   options?: ConnectOptions
 ): Effect.Effect<McpTools, ConnectError | InvalidInput> =>
   Effect.suspend((): Effect.Effect<McpTools, ConnectError | InvalidInput> => {
-    if (!McpClient.isMcpClient(client)) {
+    // The brand alone can be forged from JavaScript: the methods used are checked too.
+    const usable = McpClient.isMcpClient(client) && typeof client.listTools === "function" && typeof client.callTool === "function"
+    if (!usable) {
       return Effect.fail(new InvalidInput({ field: "client", rule: "must be an effect McpClient (McpClient.make or McpClient.layerHttp)", value: typeof client }))
     }
-    const problem = Options.check(options)
+    const problem = Options.check(options, "McpTools.fromClient")
     return problem === undefined ? snapshot(client, Options.resolve(options, Transports.defaultTimeout)) : Effect.fail(problem)
   })

@@ -126,6 +126,13 @@ describe("strictTools on the Responses API and with a v2 model", () => {
       expect(unmarked.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: false } }])
     }))
 
+  it.live("v2: provider options that are not an object (from JavaScript) are no choice of the caller's, not a TypeError", () =>
+    Effect.gen(function*() {
+      const v2 = (baseURL: string) => createV2({ baseURL, apiKey: "test" }).chat("gpt-test")
+      const body = yield* sentTools(v2, { providerOptions: { openai: null as never } })
+      expect(body.tools).toEqual([{ type: "function", function: { name: "search", parameters: strictSearch, strict: true } }])
+    }))
+
   it.live("v2 Responses API: the strict-form schema, marked strict", () =>
     Effect.gen(function*() {
       const body = yield* sentTools((baseURL) => createV2({ baseURL, apiKey: "test" }).responses("gpt-test"))

@@ -60,6 +60,8 @@ describe("McpTools.fromClient", () => {
       // The types refuse it too; from JavaScript the run fails with a typed InvalidInput before any model
       // call, instead of a run where every call "has no handler" and still ends Ok.
       const model = ScriptedModel.make([{ toolCalls: [{ name: "add", params: { a: 2, b: 3 } }] }, { text: "5" }])
+      // @ts-expect-error: a toolkit with its handlers inside is not a chain's toolkit
+      Chain.make({ user: "Compute.", toolkit: withHandlers })
       const chain = Chain.make({ user: "Compute.", toolkit: withHandlers as never })
       const error = yield* Effect.flip(Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(model.layer)))
       expect(error.reason).toMatchObject({ _tag: "InvalidInput", field: "toolkit" })
@@ -71,7 +73,8 @@ describe("McpTools.fromClient", () => {
     ["undefined", undefined],
     ["a number", 42],
     ["a plain object with listTools", { listTools: () => Effect.succeed([]) }],
-    ["__proto__ record", JSON.parse("{\"__proto__\": {\"listTools\": 1}}")]
+    ["__proto__ record", JSON.parse("{\"__proto__\": {\"listTools\": 1}}")],
+    ["a forged brand without the methods", JSON.parse("{\"~effect/ai/McpClient\": 1}")]
   ])("refuses %s as the client with InvalidInput", ([, client]) =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(McpTools.fromClient(client as McpClient.McpClient))
@@ -85,6 +88,6 @@ describe("McpTools.fromClient", () => {
       const error = yield* Effect.flatMap(McpClient.McpClient, (client) =>
         Effect.flip(McpTools.fromClient(client, { prefx: "a_" } as McpTools.ConnectOptions))).pipe(Effect.provide(userClient(server.url)))
       expect(error._tag).toBe("InvalidInput")
-      expect(error.message).toBe("Invalid McpTools.connect options[\"prefx\"]: is not an option (got \"a_\")")
+      expect(error.message).toBe("Invalid McpTools.fromClient options[\"prefx\"]: is not an option (got \"a_\")")
     }))
 })

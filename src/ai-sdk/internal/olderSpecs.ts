@@ -110,9 +110,11 @@ export const olderOptions = (options: LanguageModelV4CallOptions): LanguageModel
 export const v2Options = (options: LanguageModelV4CallOptions): LanguageModelV4CallOptions => {
   const older = olderOptions(options)
   const strict = options.tools?.some((tool) => tool.type === "function" && tool.strict === true) === true
-  const openai = options.providerOptions?.openai
-  if (!strict || (openai !== undefined && Object.hasOwn(openai, "strictJsonSchema"))) return older
-  return { ...older, providerOptions: { ...options.providerOptions, openai: { ...openai, strictJsonSchema: true } } }
+  const openai: unknown = options.providerOptions?.openai
+  // From JavaScript `openai` may be anything: only an object can hold the caller's own choice.
+  const given = typeof openai === "object" && openai !== null
+  if (!strict || (given && Object.hasOwn(openai, "strictJsonSchema"))) return older
+  return { ...older, providerOptions: { ...options.providerOptions, openai: { ...(given ? openai : {}), strictJsonSchema: true } } }
 }
 
 /** @internal a v2 finish reason as v4 has it (v2 reports no raw reason) */

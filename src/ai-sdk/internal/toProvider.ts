@@ -216,9 +216,11 @@ export const callOptions = (
  */
 const strictness = (settings: CallSettings | undefined, format: ResponseFormat): NonNullable<CallSettings["providerOptions"]> => {
   const given = settings?.providerOptions
-  const openai = given?.openai
-  if (given !== undefined && openai !== undefined && Object.hasOwn(openai, "strictJsonSchema")) return given
-  return { ...given, openai: { ...openai, strictJsonSchema: format.strict === true } }
+  const openai: unknown = given?.openai
+  // From JavaScript `openai` may be anything: only an object can hold the caller's own choice.
+  const object = typeof openai === "object" && openai !== null
+  if (given !== undefined && object && Object.hasOwn(openai, "strictJsonSchema")) return given
+  return { ...given, openai: { ...(object ? openai : {}), strictJsonSchema: format.strict === true } }
 }
 
 /** The provider's JSON response format for a run's output (`StructuredOutput`'s `"native"` strategy). */

@@ -62,6 +62,9 @@ export interface Options extends PgClient.PgPoolConfig, Timing {
    * run again, a run started or a call answered then is forgotten — while
    * the database stays consistent. On a local server these flushes were
    * about 40% of a durable step's time; more on a disk with slow flushes.
+   * With `"full"`, a runner (`single`, `runner`) opens one connection more
+   * than its pool, for its reads of unprocessed messages, whose only write
+   * (a claim stamp) is committed without waiting for the disk.
    */
   readonly synchronous?: "full" | "normal" | undefined
 }

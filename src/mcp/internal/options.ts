@@ -101,15 +101,15 @@ const checkLimits = (limits: object): InvalidInput | undefined => {
  *
  * @internal
  */
-export const check = (options: unknown): InvalidInput | undefined => {
+export const check = (options: unknown, caller = "McpTools.connect"): InvalidInput | undefined => {
   if (options === undefined) return undefined
   if (!Predicate.isObject(options)) {
-    return new InvalidInput({ field: "McpTools.connect options", rule: "must be an object", value: options })
+    return new InvalidInput({ field: `${caller} options`, rule: "must be an object", value: options })
   }
   for (const [key, value] of Object.entries(options)) {
     const rule = rules.get(key)
     if (rule === undefined) {
-      return new InvalidInput({ field: `McpTools.connect options[${JSON.stringify(key)}]`, rule: "is not an option", value })
+      return new InvalidInput({ field: `${caller} options[${JSON.stringify(key)}]`, rule: "is not an option", value })
     }
     if (value !== undefined && !rule[0](value)) return new InvalidInput({ field: key, rule: rule[1], value })
   }
