@@ -163,6 +163,25 @@ describe("StructuredOutput: outputs that are not objects are asked for as { valu
     }))
 })
 
+describe("StructuredOutput: answers are read as the JSON their JSON Schema describes", () => {
+  // The model is shown the JSON codec's form (a Date as text, a BigInt as digits); answers decode through it.
+  const Shipment = Schema.Struct({ at: Schema.Date, grams: Schema.BigInt, note: Schema.optional(Schema.String) })
+  const answer = { at: "2026-11-26T10:00:00.000Z", grams: "1200", note: null }
+  it.effect.each([
+    ["the tool", "tool", final(answer)],
+    ["the provider's JSON mode", "native", { text: JSON.stringify(answer) }]
+  ] as const)("through %s: a Date, a BigInt and a null optional key decode", ([, strategy, turn]) =>
+    Effect.gen(function*() {
+      const output = StructuredOutput.make(Shipment, { strategy })
+      const { exit, model } = yield* runWith([turn], output)
+      expect((yield* exit) as { readonly output?: unknown }).toMatchObject({ output: { at: new Date(answer.at), grams: 1200n } })
+      const shown = strategy === "tool"
+        ? Tool.getJsonSchema(model.requests[0]!.tools.find((t) => t.name === "final_answer")!)
+        : model.requests[0]!.responseFormat?.schema
+      expect(shown).toMatchObject({ properties: { at: { type: "string" }, grams: { type: "string" } } })
+    }))
+})
+
 describe("StructuredOutput: strict form", () => {
   it("objects get every property required and additionalProperties: false, at every depth", () => {
     const nested = Schema.Struct({ a: Schema.String, b: Schema.Array(Schema.Struct({ c: Schema.NullOr(Schema.Number) })) })

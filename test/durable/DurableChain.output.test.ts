@@ -21,7 +21,8 @@ const Refund = Tool.make("refund", {
 })
 const toolkit = Toolkit.make(Refund)
 // The decoded type differs from its JSON: the stored output is the JSON form.
-const Verdict = Schema.Struct({ approved: Schema.Boolean, amount: Schema.NumberFromString })
+const Verdict = Schema.Struct({ approved: Schema.Boolean, amount: Schema.NumberFromString, at: Schema.Date })
+const at = "2026-11-26T10:00:00.000Z"
 
 const chainOf = (ticket: string) => Chain.make({ user: `Ticket ${ticket}`, toolkit })
 
@@ -66,7 +67,7 @@ const finalCall = (id: string, params: unknown): ScriptedTurn => ({ toolCalls: [
 const toolScript: ReadonlyArray<ScriptedTurn> = [
   finalCall("f1", { approved: "yes", amount: "20" }),
   { toolCalls: [{ id: "c1", name: "refund", params: { amount: 20 } }] },
-  finalCall("f2", { approved: true, amount: "20" })
+  finalCall("f2", { approved: true, amount: "20", at })
 ]
 
 describe("DurableChain with an output Schema", () => {
@@ -79,22 +80,23 @@ describe("DurableChain with an output Schema", () => {
       yield* DurableChain.decide(Support, id, { c1: Approval.approve })
       const result = yield* Support.execute({ ticket: "T1" })
       const plain = yield* plainRun(toolScript, StructuredOutput.make(Verdict, { retries: 1 }))
-      expect(plain.output).toEqual({ approved: true, amount: 20 })
-      expect(result).toEqual({ _tag: "Finished", reason: "return-behavior", document: plain.document, output: { approved: true, amount: "20" } })
+      expect(plain.output).toEqual({ approved: true, amount: 20, at: new Date(at) })
+      // Stored as its JSON codec writes it: the Date as ISO text.
+      expect(result).toEqual({ _tag: "Finished", reason: "return-behavior", document: plain.document, output: { approved: true, amount: "20", at } })
       // The replay after the approval called neither the model nor the refund again.
       expect(model.calls).toBe(3)
       expect(ran).toEqual(["refund 20"])
       const decoded = yield* Schema.decodeUnknownEffect(Schema.toCodecJson(Verdict))(result._tag === "Finished" ? result.output : undefined)
-      expect(decoded).toEqual({ approved: true, amount: 20 })
+      expect(decoded).toEqual({ approved: true, amount: 20, at: new Date(at) })
     }).pipe(Effect.provide(live))
   })
 
   it.effect("the provider's JSON mode: every request carries the Schema, the text answer decodes", () => {
-    const script: ReadonlyArray<ScriptedTurn> = [{ text: "not json" }, { text: `{"approved": false, "amount": "0"}` }]
+    const script: ReadonlyArray<ScriptedTurn> = [{ text: "not json" }, { text: `{"approved": false, "amount": "0", "at": "${at}"}` }]
     const { live, model, Support } = setup(script, StructuredOutput.make(Verdict, { retries: 1 }), true)
     return Effect.gen(function*() {
       const result = yield* Support.execute({ ticket: "T2" })
-      expect(result._tag === "Finished" && result.output).toEqual({ approved: false, amount: "0" })
+      expect(result._tag === "Finished" && result.output).toEqual({ approved: false, amount: "0", at })
       expect(model.requests.map((request) => request.responseFormat?.name)).toEqual(["final_answer", "final_answer"])
       const plain = yield* plainRun(script, StructuredOutput.make(Verdict, { retries: 1 }), true).pipe(Effect.provide(live))
       expect(result._tag === "Finished" && result.document).toBe(plain.document.replace("Ticket T1", "Ticket T2"))

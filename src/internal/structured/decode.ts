@@ -82,13 +82,30 @@ export const decodeText = (
     json = parseJson(text)
   } catch (error) {
     // A plain answer may be the value itself (a string schema).
-    return Schema.decodeUnknownEffect(schema)(text.trim()).pipe(
+    return jsonDecoder(schema)(text.trim()).pipe(
       Effect.mapError(() => `not valid JSON (${parseMessage(error)})`)
     )
   }
   return decodeValue(schema, unwrap(json))
 }
 
-/** @internal `value` decoded by `schema`; fails with the decode error's message */
+/** Each schema's JSON decoder, made once (`Schema.toCodecJson` builds a new schema). */
+const decoders = new WeakMap<Schema.Codec<unknown, unknown>, (value: unknown) => Effect.Effect<unknown, Schema.SchemaError>>()
+
+/**
+ * `schema`'s decoder of JSON: through its JSON codec, the form its JSON
+ * Schema describes to the model (a `Date` as ISO text, a `BigInt` as
+ * digits, an optional key also as `null`).
+ */
+const jsonDecoder = (schema: Schema.Codec<unknown, unknown>) => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = Schema.decodeUnknownEffect(Schema.toCodecJson(schema))
+    decoders.set(schema, decoder)
+  }
+  return decoder
+}
+
+/** @internal `value` (JSON) decoded by `schema`'s JSON codec; fails with the decode error's message */
 export const decodeValue = (schema: Schema.Codec<unknown, unknown>, value: unknown): Effect.Effect<unknown, string> =>
-  Schema.decodeUnknownEffect(schema)(value).pipe(Effect.mapError((error) => error.message))
+  jsonDecoder(schema)(value).pipe(Effect.mapError((error) => error.message))
