@@ -186,9 +186,9 @@ const observedAttempt = (
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.suspend(() => {
     const attempt = ++attempts.count
-    const waiting = report({ _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) })
+    const started: RunEvent = { _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) }
     // The clock is read after the start is reported: a slow consumer is not the model's time.
-    const timed = () => {
+    return reportThen(report, started, () => {
       const since = run.clock.currentTimeMillisUnsafe()
       const attempted = safely(() => run.observer.streaming ? streamed(model, request, report, call) : model.generate(request))
       return Effect.matchEffect(attempted, {
@@ -197,7 +197,7 @@ const observedAttempt = (
           return reportThen(
             report,
             { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis },
-            Effect.fail(error)
+            () => Effect.fail(error)
           )
         },
         onSuccess: (result) => {
@@ -212,11 +212,10 @@ const observedAttempt = (
             text: textOf(parts),
             toolCalls: toolCallsOf(parts),
             durationMillis
-          }, Effect.succeed(parts))
+          }, () => Effect.succeed(parts))
         }
       })
-    }
-    return waiting === undefined ? timed() : Effect.andThen(waiting, Effect.suspend(timed))
+    })
   })
 
 /**

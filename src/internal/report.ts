@@ -64,8 +64,12 @@ export const reporter = (observer: Emitter, omitContent: boolean): Report => {
     )
 }
 
-/** @internal `report(event)`, then `next` (at once when the event was taken in) */
-export const reportThen = <A, E, R>(report: Report, event: RunEvent, next: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+/**
+ * @internal `report(event)`, then `next()`: called at once when the event
+ * was taken in, after the wait otherwise (so what `next` reads, such as the
+ * clock, is read once the event is out)
+ */
+export const reportThen = <A, E, R>(report: Report, event: RunEvent, next: () => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
   const wait = report(event)
-  return wait === undefined ? next : Effect.andThen(wait, next)
+  return wait === undefined ? next() : Effect.andThen(wait, Effect.suspend(next))
 }

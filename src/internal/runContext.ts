@@ -20,9 +20,10 @@ import { isTraced } from "./tracing.ts"
 /** @internal */
 export interface RunContext {
   readonly observer: Observer
-  /** Whether the observer watches (`Chain.stream`, `Chain.runObserved`): calls are then reported. */
-  readonly observed: boolean
-  /** How calls are reported to the observer (`Privacy.OmitContent` applied); `undefined` when no one watches. */
+  /**
+   * How calls are reported to the observer (`Privacy.OmitContent` applied);
+   * `undefined` when no one watches (only `Chain.stream` and `Chain.runObserved` do).
+   */
   readonly report: Report | undefined
   /** The run's clock: the durations of reported calls. */
   readonly clock: Clock.Clock
@@ -40,11 +41,9 @@ export const runContextOf = (context: Context.Context<never>): RunContext => {
   let found = read.get(context)
   if (found === undefined) {
     const observer = Context.get(context, Observer)
-    const observed = isActive(observer)
     found = {
       observer,
-      observed,
-      report: observed ? reporter(observer, Context.get(context, OmitContent)) : undefined,
+      report: isActive(observer) ? reporter(observer, Context.get(context, OmitContent)) : undefined,
       clock: Context.get(context, Clock.Clock),
       traced: isTraced(context),
       metrics: Context.get(context, Metrics),

@@ -75,7 +75,7 @@ export const generate = (
       const call = callModel(context, run, Context.get(context, ChatModel), request, retry, turn, limits, used)
       // Checked here rather than in callModel (no extra step per call); an observed call was checked
       // already, before its events.
-      const checked = run.observed ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.normalize(parts, turn, limits, used)
+      const checked = run.report !== undefined ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.normalize(parts, turn, limits, used)
       const durability = run.durability
       if (durability === undefined) {
         return Effect.match(call, {

@@ -54,10 +54,9 @@ const observed = (
   report: Report,
   call: ToolCall,
   state: CallState | undefined
-): Effect.Effect<Settled> => {
-  const waiting = report({ _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params })
+): Effect.Effect<Settled> =>
   // The clock is read after the start is reported: a slow consumer is not the tool's time.
-  const timed = () => {
+  reportThen(report, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }, () => {
     const since = ctx.clock.currentTimeMillisUnsafe()
     return Effect.flatMap(settle(ctx, call, state), (raw) => {
       const settled = storable(raw)
@@ -68,11 +67,9 @@ const observed = (
       const finished: RunEvent = settled instanceof Held || settled instanceof Cut
         ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
         : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
-      return reportThen(report, finished, Effect.succeed(settled))
+      return reportThen(report, finished, () => Effect.succeed(settled))
     })
-  }
-  return waiting === undefined ? timed() : Effect.andThen(waiting, Effect.suspend(timed))
-}
+  })
 
 /**
  * Settles one call of a round inside an `execute_tool` span, reporting it to
