@@ -14,18 +14,13 @@ import { createOpenAI } from "@ai-sdk/openai"
 import { createOpenAI as createV2 } from "@ai-sdk/openai-v2"
 import { createOpenAI as createV3 } from "@ai-sdk/openai-v3"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { type AiSdkModel, ChatModel } from "../../src/ai-sdk/index.ts"
 import { Chain, LoopError, Mode, StructuredOutput } from "../../src/index.ts"
 import * as OpenAiServer from "../support/openaiServer.ts"
+import { strictVerdictSchema, Verdict } from "../support/outputSchemas.ts"
 
-const Verdict = Schema.Struct({ approved: Schema.Boolean, reason: Schema.String })
-const verdictSchema = {
-  type: "object",
-  properties: { approved: { type: "boolean" }, reason: { type: "string" } },
-  required: ["approved", "reason"],
-  additionalProperties: false
-}
+const verdictSchema = strictVerdictSchema
 
 const run = (server: OpenAiServer.OpenAiServer, api: "chat" | "responses", options?: { readonly structuredOutputs?: boolean }) => {
   const provider = createOpenAI({ baseURL: server.baseURL, apiKey: "test" })

@@ -14,17 +14,10 @@ import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { Lookup, toolkit } from "../support/ensemble.ts"
 import { asTaskExecutionError, closing, offered } from "../support/sequential.ts"
 import { requestTranscripts } from "../support/transcript.ts"
-
-/** The encoded form differs from the decoded one: score is a string in JSON, a number once decoded. */
-const Rating = Schema.Struct({ company: Schema.String, score: Schema.NumberFromString })
+import { Rating, ratingDecodeError as decodeError, ratingJsonSchema } from "../support/outputSchemas.ts"
 
 /** Rating's JSON Schema in OpenAI's strict form: what the provider is sent and the agent is shown. */
-const strictRating = {
-  type: "object",
-  properties: { company: { type: "string" }, score: { type: "string" } },
-  required: ["company", "score"],
-  additionalProperties: false
-}
+const strictRating = ratingJsonSchema(true)
 /** The responseFormat of a task whose schema has a strict form (the provider is told to enforce it). */
 const format = (schema: unknown) => ({
   name: "task_output",
@@ -65,14 +58,6 @@ const ratingEnsemble = (options: {
 
 /** Handlers of the lookup tool that answer at once. */
 const lookups = toolkit.toLayer({ lookup: ({ query }) => Effect.succeed(`found ${query}`) })
-
-/** The schema error an answer gives, computed with the Schema itself. */
-const decodeError = (json: unknown): Effect.Effect<string> =>
-  Schema.decodeUnknownEffect(Rating)(json).pipe(
-    Effect.flip,
-    Effect.map((error) => error.message),
-    Effect.orElseSucceed(() => "decoded unexpectedly")
-  )
 
 const correction = (error: string, previous: string) =>
   `Your answer could not be read as the required JSON.\n\nError: ${error}\n\nYour answer was:\n${previous}\n\n${outputFormat(strictRating)}`

@@ -4,26 +4,19 @@
  * error; exhausting `maxOutputRetries` fails the task.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { requestTranscripts } from "../support/transcript.ts"
 import { closing, offered, summary, asTaskExecutionError } from "../support/sequential.ts"
+import { Rating, ratingDecodeError as decodeError, ratingJsonSchema as ratingSchemaOf } from "../support/outputSchemas.ts"
 
 // -----------------------------------------------------------------------------
 // Structured output
 // -----------------------------------------------------------------------------
 
-/** The encoded form differs from the decoded one: score is a string in JSON, a number once decoded. */
-const Rating = Schema.Struct({ company: Schema.String, score: Schema.NumberFromString })
-
 /** The JSON Schema of Rating's encoded side, as the prompt shows it. */
-const ratingJsonSchema = {
-  type: "object",
-  properties: { company: { type: "string" }, score: { type: "string" } },
-  required: ["company", "score"],
-  additionalProperties: true
-}
+const ratingJsonSchema = ratingSchemaOf(false)
 const outputFormat = "Answer with JSON only: no markdown fences, no text before or after it. " +
   `It must match this JSON Schema:\n${JSON.stringify(ratingJsonSchema, null, 2)}`
 const analystSystem = ["You are Analyst.", "Your goal: Score companies", closing].join("\n\n")
@@ -41,14 +34,6 @@ const makeRatingEnsemble = (maxOutputRetries?: number) =>
     })
     return yield* Ensemble.make({ agents: [analyst], tasks: [rate] })
   })
-
-/** The schema error an answer gives, computed with the Schema itself. */
-const decodeError = (json: unknown): Effect.Effect<string> =>
-  Schema.decodeUnknownEffect(Rating)(json).pipe(
-    Effect.flip,
-    Effect.map((error) => error.message),
-    Effect.orElseSucceed(() => "decoded unexpectedly")
-  )
 
 const correction = (error: string, previous: string) =>
   `Your answer could not be read as the required JSON.\n\nError: ${error}\n\nYour answer was:\n${previous}\n\n${outputFormat}`

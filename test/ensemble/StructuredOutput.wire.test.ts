@@ -7,18 +7,13 @@
  */
 import { createOpenAI } from "@ai-sdk/openai"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { ChatModel } from "../../src/ai-sdk/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import * as OpenAiServer from "../support/openaiServer.ts"
+import { strictVerdictSchema, Verdict } from "../support/outputSchemas.ts"
 
-const Verdict = Schema.Struct({ approved: Schema.Boolean, reason: Schema.String })
-const verdictSchema = {
-  type: "object",
-  properties: { approved: { type: "boolean" }, reason: { type: "string" } },
-  required: ["approved", "reason"],
-  additionalProperties: false
-}
+const verdictSchema = strictVerdictSchema
 
 const run = (server: OpenAiServer.OpenAiServer, options?: { readonly structuredOutputs?: boolean }) =>
   Effect.gen(function*() {
