@@ -48,8 +48,13 @@ describe("McpTools.fromClient", () => {
       const client = yield* Effect.map(Layer.build(userClient(server.url)), Context.get(McpClient.McpClient))
       const tools = yield* McpTools.fromClient(client, { prefix: "calc_" })
       expect(tools.tools.map((tool) => tool.name)).toContain("calc_add")
+      // The server adds a tool when unlocked: refresh must read the list again over the user's client.
+      const model = ScriptedModel.make([{ toolCalls: [{ name: "calc_unlock", params: {} }] }, { text: "Unlocked." }])
+      yield* Chain.run(Chain.make({ user: "Unlock.", toolkit: tools.toolkit }), { mode: Mode.whileNeedsResponse })
+        .pipe(Effect.provide([model.layer, tools.layer]))
       const again = yield* tools.refresh
-      expect(again.tools.map((tool) => tool.name)).toEqual(tools.tools.map((tool) => tool.name))
+      expect(again.tools.map((tool) => tool.name)).toEqual([...tools.tools.map((tool) => tool.name), "calc_multiply"])
+      expect(server.methods.filter((method) => method === "tools/list")).toHaveLength(2)
     }))
 
   it.live("effect's own McpClient.toolkit (handlers inside) is refused by Chain.make, pointing at loopwork/mcp", () =>
