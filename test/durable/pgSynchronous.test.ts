@@ -6,13 +6,15 @@
  * `synchronous: "normal"` makes no connection wait.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { ShardingConfig, SqlMessageStorage } from "effect/cluster"
 import { Digest } from "effect/crypto"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { ClaimClient, steadyEncoded } from "../../src/durable/internal/messageStorage.ts"
-import { layerClaims, withSynchronous } from "../../src/durable/postgres/pgSynchronous.ts"
+import { steadyEncoded } from "../../src/durable/internal/messageStorage.ts"
+import { UnflushedClient } from "../../src/durable/internal/unflushedClient.ts"
+import { layerUnflushed, withSynchronous } from "../../src/durable/postgres/pgSynchronous.ts"
+import { engine } from "../../src/durable/internal/engine.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { usePostgres } from "./support/postgres.ts"
 import { requestEnvelope } from "./support/envelopes.ts"
@@ -53,22 +55,22 @@ describe("DurablePostgres's synchronous option", () => {
 
   it.effect("a runner's reads go through a connection that does not wait for the flush; none is opened with \"normal\"", () =>
     Effect.gen(function*() {
-      const claims = yield* Effect.flatMap(Effect.serviceOption(ClaimClient), (client) => Option.isSome(client) ? setting(client.value) : Effect.succeed("none")).pipe(
-        Effect.provide(layerClaims({ url: yield* url }))
+      const claims = yield* Effect.flatMap(Effect.serviceOption(UnflushedClient), (client) => Option.isSome(client) ? setting(client.value) : Effect.succeed("none")).pipe(
+        Effect.provide(layerUnflushed({ url: yield* url }))
       )
       expect(claims).toBe("off")
-      const none = yield* Effect.serviceOption(ClaimClient).pipe(Effect.provide(layerClaims({ url: yield* url, synchronous: "normal" })))
+      const none = yield* Effect.serviceOption(UnflushedClient).pipe(Effect.provide(layerUnflushed({ url: yield* url, synchronous: "normal" })))
       expect(Option.isNone(none)).toBe(true)
     }))
 
-  it.effect("the storage reads unprocessed messages through the ClaimClient, and writes everything else through the SqlClient", () =>
+  it.effect("the storage reads unprocessed messages through the UnflushedClient, and writes everything else through the SqlClient", () =>
     Effect.gen(function*() {
       // two databases: a message saved through the storage is only read back through the other one's client
       const main = PgClient.layer({ url: yield* url })
       const other = yield* url
       const request = (requestId: string) => requestEnvelope(requestId)
       const ids = yield* Effect.gen(function*() {
-        const claims = Option.getOrThrow(yield* Effect.serviceOption(ClaimClient))
+        const claims = Option.getOrThrow(yield* Effect.serviceOption(UnflushedClient))
         yield* Effect.provideService(Layer.build(SqlMessageStorage.layerMigrations({})), SqlClient, claims)
         yield* Effect.flatMap(Effect.provideService(SqlMessageStorage.makeEncodedStorage({}), SqlClient, claims), (e) => e.saveEnvelope(request("2")))
         yield* Layer.build(SqlMessageStorage.layerMigrations({}))
@@ -79,12 +81,81 @@ describe("DurablePostgres's synchronous option", () => {
       }).pipe(
         Effect.provide(Layer.mergeAll(
           main,
-          layerClaims({ url: other }),
+          layerUnflushed({ url: other }),
           Digest.layerWebCrypto,
           Layer.succeed(ShardingConfig.ShardingConfig, ShardingConfig.ShardingConfig.of({ ...ShardingConfig.defaults, entityMessagePollInterval: 250 }))
         )),
         Effect.scoped
       )
       expect(ids).toEqual(["2"])
+    }))
+
+  it.effect("activity requests of workflows are saved through the UnflushedClient, unless inside a transaction; every other message through the SqlClient", () =>
+    Effect.gen(function*() {
+      const main = PgClient.layer({ url: yield* url })
+      const other = yield* url
+      const saved = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient
+        const unflushed = Option.getOrThrow(yield* Effect.serviceOption(UnflushedClient))
+        yield* Effect.provideService(Layer.build(SqlMessageStorage.layerMigrations({})), SqlClient, unflushed)
+        yield* Layer.build(SqlMessageStorage.layerMigrations({}))
+        const encoded = yield* steadyEncoded
+        yield* encoded.saveEnvelope(requestEnvelope("3", null, "activity", "Workflow/W"))
+        yield* encoded.saveEnvelope(requestEnvelope("4", null, "run", "Workflow/W"))
+        yield* encoded.saveEnvelope(requestEnvelope("5", null, "activity", "T"))
+        yield* sql.withTransaction(encoded.saveEnvelope(requestEnvelope("6", null, "activity", "Workflow/W")))
+        const ids = (client: SqlClient) =>
+          Effect.map(client<{ request_id: string }>`SELECT request_id FROM cluster_messages ORDER BY request_id`, (rows) => rows.map((row) => String(row.request_id)))
+        return { main: yield* ids(sql), unflushed: yield* ids(unflushed) }
+      }).pipe(
+        Effect.provide(Layer.mergeAll(
+          main,
+          layerUnflushed({ url: other }),
+          Digest.layerWebCrypto,
+          Layer.succeed(ShardingConfig.ShardingConfig, ShardingConfig.ShardingConfig.of({ ...ShardingConfig.defaults, entityMessagePollInterval: 250 }))
+        )),
+        Effect.scoped
+      )
+      expect(saved).toEqual({ main: ["4", "5", "6"], unflushed: ["3"] })
+    }))
+
+  it.live("a runner's registration, heartbeats and shard locks go through the UnflushedClient", () =>
+    Effect.gen(function*() {
+      const main = yield* url
+      const other = yield* url
+      // The message tables in both databases, so the runner's reads through the UnflushedClient find theirs.
+      yield* Layer.build(SqlMessageStorage.layerMigrations({})).pipe(Effect.provide(PgClient.layer({ url: other })), Effect.scoped)
+      const runners = (client: SqlClient) =>
+        Effect.map(
+          client<{ address: string | null }>`SELECT to_regclass('cluster_runners')::text AS address`,
+          (rows) => rows[0]?.address ?? null
+        ).pipe(Effect.flatMap((table) =>
+          table === null ? Effect.succeed([] as Array<string>) : Effect.map(client<{ address: string }>`SELECT address FROM cluster_runners`, (rows) => rows.map((row) => row.address))
+        ))
+      const seen = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient
+        const unflushed = Option.getOrThrow(yield* Effect.serviceOption(UnflushedClient))
+        const locks = (client: SqlClient) =>
+          Effect.map(
+            client<{ count: string }>`SELECT count(*)::text AS count FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND a.datname = current_database()`,
+            (rows) => Number(rows[0]?.count ?? 0)
+          )
+        // The runner registers and takes its shards in the engine's background: wait for both (bounded).
+        yield* Effect.all([runners(unflushed), locks(unflushed)]).pipe(
+          Effect.filterOrFail(([addresses, held]) => addresses.length > 0 && held > 0),
+          Effect.retry({ times: 200, schedule: Schedule.spaced("50 millis") })
+        )
+        return {
+          main: { runners: yield* runners(sql), locks: yield* locks(sql) },
+          unflushed: { runners: yield* runners(unflushed), locks: (yield* locks(unflushed)) > 0 }
+        }
+      }).pipe(
+        Effect.provide(engine({}, { _tag: "Runner", name: "probe" }).pipe(
+          Layer.provideMerge(layerUnflushed({ url: other })),
+          Layer.provideMerge(PgClient.layer({ url: main }))
+        )),
+        Effect.scoped
+      )
+      expect(seen).toEqual({ main: { runners: [], locks: 0 }, unflushed: { runners: ["probe:1"], locks: true } })
     }))
 })

@@ -23,11 +23,12 @@ import {
   SqlRunnerStorage
 } from "effect/cluster"
 import { Digest } from "effect/crypto"
-import type { SqlClient } from "effect/sql/SqlClient"
+import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
 import { InvalidInput } from "../../LoopError.ts"
 import * as MessageStorage from "./messageStorage.ts"
+import { UnflushedClient } from "./unflushedClient.ts"
 
 /** @internal the timing options every store takes */
 export interface Timing {
@@ -80,6 +81,20 @@ export const configOf = (timing: Timing, role: Role): Layer.Layer<ShardingConfig
 /** @internal what every durable store's layer provides besides its own services */
 export type Engine = WorkflowEngine.WorkflowEngine | SqlClient
 
+/**
+ * effect's SQL runner storage (registrations, heartbeats, shard locks)
+ * through the `UnflushedClient` when there is one: none of it needs to
+ * outlive a crash of the database server (`./unflushedClient.ts`), and the
+ * heartbeat before every recorded step would otherwise wait for a flush
+ */
+const runnerStorage = Layer.unwrap(Effect.map(
+  Effect.serviceOption(UnflushedClient),
+  Option.match({
+    onNone: () => SqlRunnerStorage.layer,
+    onSome: (unflushed) => Layer.provide(SqlRunnerStorage.layer, Layer.succeed(SqlClient, unflushed))
+  })
+))
+
 /** @internal the engine over the `SqlClient`'s database for one role */
 export const engine = (
   timing: Timing,
@@ -89,7 +104,7 @@ export const engine = (
     Layer.provide(Sharding.layer.pipe(
       Layer.provideMerge(Runners.layerNoop),
       Layer.provideMerge(MessageStorage.layer),
-      Layer.provide([SqlRunnerStorage.layer, RunnerHealth.layerNoop]),
+      Layer.provide([runnerStorage, RunnerHealth.layerNoop]),
       Layer.provideMerge(configOf(timing, role))
     )),
     Layer.provide(Digest.layerWebCrypto)

@@ -20,32 +20,48 @@
  *
  * @internal
  */
-import { Context, Duration, Effect, Layer, Option } from "effect"
-import { MessageStorage, ShardingConfig, Snowflake, SqlMessageStorage } from "effect/cluster"
+import { Duration, Effect, Layer, Option } from "effect"
+import { type Envelope, MessageStorage, ShardingConfig, Snowflake, SqlMessageStorage } from "effect/cluster"
 import { SqlClient } from "effect/sql/SqlClient"
 import { withOneStatementReplies } from "./messageStoragePg.ts"
+import { UnflushedClient } from "./unflushedClient.ts"
 
 /** @internal `now` rounded down to a multiple of `quantum` milliseconds */
 export const roundedDown = (now: number, quantum: number): number => quantum > 1 ? now - (now % quantum) : now
 
-/**
- * @internal A client of the same database for the reads of unprocessed
- * messages only, whose commits need not wait for the disk. Such a read
- * writes one thing: its claim, `last_read`, a stamp that keeps the next
- * reads (for ten minutes) from returning a message being processed. Were a
- * stamp lost in a crash of the server, the message would be read again,
- * as after those ten minutes or after effect's own resets, and skipped
- * while its runner is processing it. A stamp can only be lost with what
- * came after it in the server's log: the reply to its message, which is
- * flushed — and flushes the stamp — before it returns.
- */
-export class ClaimClient extends Context.Service<ClaimClient, SqlClient>()("loopwork/durable/ClaimClient") {}
 
-/** @internal `encoded` whose reads of unprocessed messages go through `claims`' driver, if any */
-export const withClaims = (encoded: MessageStorage.Encoded, claims: Option.Option<MessageStorage.Encoded>): MessageStorage.Encoded =>
-  Option.match(claims, {
+/**
+ * @internal Whether `envelope` asks a workflow execution to run one of its
+ * activities. Such a request need not reach the disk before the activity
+ * runs: the activity's reply commits after it and is flushed, which flushes
+ * the request too; and a request lost with the server is sent again when
+ * the execution replays, as one whose activity never replied would be run
+ * again — the same single window either way (`./unflushedClient.ts`).
+ */
+export const isActivityRequest = (envelope: Envelope.Encoded): boolean =>
+  envelope._tag === "Request" && envelope.tag === "activity" && envelope.address.entityType.startsWith("Workflow/")
+
+/**
+ * @internal `encoded` whose reads of unprocessed messages, and saves of
+ * activity requests outside a transaction of `sql`, go through
+ * `unflushed`'s driver, if any
+ */
+export const withUnflushed = (
+  encoded: MessageStorage.Encoded,
+  unflushed: Option.Option<MessageStorage.Encoded>,
+  sql: SqlClient
+): MessageStorage.Encoded =>
+  Option.match(unflushed, {
     onNone: () => encoded,
-    onSome: (other) => ({ ...encoded, unprocessedMessages: other.unprocessedMessages })
+    onSome: (other) => ({
+      ...encoded,
+      unprocessedMessages: other.unprocessedMessages,
+      saveEnvelope: (options) =>
+        isActivityRequest(options.envelope)
+          ? Effect.flatMap(Effect.serviceOption(sql.transactionService), (inTransaction) =>
+            Option.isNone(inTransaction) ? other.saveEnvelope(options) : encoded.saveEnvelope(options))
+          : encoded.saveEnvelope(options)
+    })
   })
 
 /** @internal `encoded` whose reads of unprocessed messages see the time rounded down to `quantum` milliseconds */
@@ -58,20 +74,21 @@ export const withSteadyReads = (encoded: MessageStorage.Encoded, quantum: number
  * @internal effect's SQL storage driver (no migrations), its reads of
  * unprocessed messages steady on PostgreSQL: the time rounded down to the
  * poll interval; its replies saved in one statement on PostgreSQL
- * (`./messageStoragePg.ts`); its reads through the `ClaimClient` when one
- * is provided
+ * (`./messageStoragePg.ts`); its reads and its activity requests through
+ * the `UnflushedClient` when one is provided
  */
 export const steadyEncoded = Effect.gen(function*() {
   const sql = yield* SqlClient
   const config = yield* ShardingConfig.ShardingConfig
-  const encoded = withClaims(
+  const encoded = withUnflushed(
     withOneStatementReplies(yield* SqlMessageStorage.makeEncodedStorage({}), sql),
-    yield* Effect.serviceOption(ClaimClient).pipe(
+    yield* Effect.serviceOption(UnflushedClient).pipe(
       Effect.flatMap(Option.match({
         onNone: () => Effect.succeedNone,
-        onSome: (claims) => Effect.asSome(Effect.provideService(SqlMessageStorage.makeEncodedStorage({}), SqlClient, claims))
+        onSome: (unflushed) => Effect.asSome(Effect.provideService(SqlMessageStorage.makeEncodedStorage({}), SqlClient, unflushed))
       }))
-    )
+    ),
+    sql
   )
   const interval = Duration.toMillis(Duration.fromInputUnsafe(config.entityMessagePollInterval))
   return withSteadyReads(encoded, sql.onDialectOrElse({ pg: () => Math.floor(interval), orElse: () => 1 }))

@@ -25,7 +25,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
 import { InvalidInput } from "../../LoopError.ts"
 import { addressOf, engine, type Role, type Timing } from "../internal/engine.ts"
-import { layerClaims, withSynchronous } from "./pgSynchronous.ts"
+import { layerUnflushed, withSynchronous } from "./pgSynchronous.ts"
 import { layerSql, type WaitingCalls } from "../WaitingCalls.ts"
 
 /**
@@ -62,9 +62,11 @@ export interface Options extends PgClient.PgPoolConfig, Timing {
    * run again, a run started or a call answered then is forgotten — while
    * the database stays consistent. On a local server these flushes were
    * about 40% of a durable step's time; more on a disk with slow flushes.
-   * With `"full"`, a runner (`single`, `runner`) opens one connection more
-   * than its pool, for its reads of unprocessed messages, whose only write
-   * (a claim stamp) is committed without waiting for the disk.
+   * With `"full"`, a runner (`single`, `runner`) opens a second pool of up
+   * to three connections whose commits do not wait for the disk, for what
+   * a crash of the server may lose harmlessly: the claim stamps of its
+   * reads, its registration, heartbeats and shard locks, and the request
+   * of each recorded step (flushed with the step's reply, which follows).
    */
   readonly synchronous?: "full" | "normal" | undefined
 }
@@ -121,7 +123,7 @@ const checked = (options: unknown): Effect.Effect<Options, InvalidInput> => {
 const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> =>
   Layer.unwrap(Effect.map(Effect.tap(Effect.flatMap(checked(options), withSynchronous), () => addressOf(role)), (valid) =>
     engine(valid, role).pipe(
-      Layer.provide(role._tag === "Runner" ? layerClaims(valid) : Layer.empty),
+      Layer.provide(role._tag === "Runner" ? layerUnflushed(valid) : Layer.empty),
       Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(valid)))
     )))
 

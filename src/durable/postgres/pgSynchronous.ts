@@ -1,11 +1,12 @@
 /**
  * How DurablePostgres's commits reach the disk. `synchronous: "full"` (the
  * default) leaves PostgreSQL's own setting — every commit flushed before it
- * returns — except for the runner's reads of unprocessed messages, which go
- * through one connection of their own with `synchronous_commit = off`: all
- * such a read writes is its claim stamp, whose loss is harmless
- * (`ClaimClient`, ../internal/messageStorage.ts). `synchronous: "normal"`
- * sets `synchronous_commit = off` on every connection.
+ * returns — except for a runner's writes whose loss in a crash of the
+ * server is harmless (the claim stamps of its reads, its heartbeats,
+ * registration and shard locks), which go through a small pool of their
+ * own with `synchronous_commit = off` (`UnflushedClient`,
+ * ../internal/unflushedClient.ts). `synchronous: "normal"` sets
+ * `synchronous_commit = off` on every connection.
  *
  * @internal
  */
@@ -14,7 +15,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import type { SqlError } from "effect/sql/SqlError"
 import { InvalidInput } from "../../LoopError.ts"
-import { ClaimClient } from "../internal/messageStorage.ts"
+import { UnflushedClient } from "../internal/unflushedClient.ts"
 
 const unflushed = <O extends PgClient.PgPoolConfig>(options: O): O => ({
   ...options,
@@ -22,16 +23,17 @@ const unflushed = <O extends PgClient.PgPoolConfig>(options: O): O => ({
 })
 
 /**
- * @internal the connection of a runner's reads of unprocessed messages,
- * whose commits are not waited for, as the `ClaimClient` (which the storage
- * reads as optional); none with `synchronous: "normal"`, where no commit is
+ * @internal a runner's `UnflushedClient` (which the engine reads as
+ * optional): three connections, one of which effect's runner storage keeps
+ * for its shard locks; none with `synchronous: "normal"`, where no commit
+ * waits for the flush
  */
-export const layerClaims = (
+export const layerUnflushed = (
   options: PgClient.PgPoolConfig & { readonly synchronous?: "full" | "normal" | undefined }
 ): Layer.Layer<never, SqlError> =>
   options.synchronous === "normal"
     ? Layer.empty
-    : Layer.effect(ClaimClient, PgClient.make({ ...unflushed(options), minConnections: 1, maxConnections: 1 })).pipe(
+    : Layer.effect(UnflushedClient, PgClient.make({ ...unflushed(options), minConnections: 2, maxConnections: 3 })).pipe(
       Layer.provide(Reactivity.layer)
     )
 
