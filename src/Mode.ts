@@ -83,6 +83,10 @@ const checked = <R>(mode: Mode<R>): Mode<R> => (chain, options) => {
   return invalid === undefined ? mode(chain, options) : Effect.succeed(new Outcome.Error(chain, invalid))
 }
 
+/** Rounds of {@link loop} running inside one another on the JavaScript stack, all runs together. */
+let nested = 0
+const maxNested = 16
+
 /**
  * A loop: while the chain needs a response, `body` on it, and again
  * (`Step.continueOrDone`); a chain that needs none ends `Ok` (reason
@@ -119,9 +123,19 @@ export const loop = <R>(
   // The body built once for the run, and the loop's own end after it.
   const round: ReadonlyArray<Then> = [...steps, (outcome) =>
     outcome._tag !== "Continue" ? Effect.succeed(outcome) : outcome.chain.needsResponse ? next(outcome) : done(outcome.chain)]
-  // Suspended: a round whose every step completed at once would otherwise recurse.
-  const next = (outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, R> => Effect.suspend(() => runSteps(round, outcome))
-  return chain.needsResponse ? next(new Outcome.Continue(chain)) : done(chain)
+  // The next round at once, unless rounds that completed at once are already nested deep on the stack:
+  // then suspended, which unwinds it.
+  const next = (outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, R> => {
+    if (nested >= maxNested) return Effect.suspend(() => runSteps(round, outcome))
+    nested++
+    try {
+      return runSteps(round, outcome)
+    } finally {
+      nested--
+    }
+  }
+  // The first round suspended: it runs when the loop runs, in that fiber's context.
+  return chain.needsResponse ? Effect.suspend(() => runSteps(round, new Outcome.Continue(chain))) : done(chain)
 }
 
 /**

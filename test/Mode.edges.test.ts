@@ -12,7 +12,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type Prompt, Toolkit } from "effect/ai"
-import { Chain, ChatModel, LoopError, Mode, Outcome } from "../src/index.ts"
+import { Chain, ChatModel, LoopError, Mode, Outcome, Step } from "../src/index.ts"
 import { Submit } from "./support/tools.ts"
 
 const toolkit = Toolkit.make(Submit)
@@ -62,5 +62,18 @@ describe("Mode.untilToolUsed on a chain that ends with a plain answer", () => {
       expect(last?.role).toBe("user")
       const text = (last as Prompt.UserMessage).content.map((part) => (part.type === "text" ? part.text : "")).join("")
       expect(text).toBe("You answered without calling a tool. To finish, call submit.")
+    }))
+})
+
+describe("rounds that complete at once", () => {
+  it.effect("a loop whose every step completes at once runs 20,000 rounds without deepening the stack", () =>
+    Effect.gen(function*() {
+      let rounds = 0
+      const outcome = yield* Mode.loop(
+        Chain.make({ user: "go" }),
+        (self) => self.pipe(Step.make((chain) => Effect.succeed(++rounds === 20000 ? new Outcome.Ok(chain, "done") : new Outcome.Continue(chain))))
+      )
+      expect(outcome._tag).toBe("Ok")
+      expect(rounds).toBe(20000)
     }))
 })

@@ -14,6 +14,7 @@ import type { Limits } from "../jsonBounds.ts"
 import { type Options } from "../options.ts"
 import { exhausted } from "../runBudget.ts"
 import { runContextOf } from "../runContext.ts"
+import { contextNow } from "../contextNow.ts"
 import { callModel } from "../modelCall.ts"
 import { appendTurn, turnOf } from "../turn.ts"
 import { compile } from "../tools/compile.ts"
@@ -53,7 +54,11 @@ export const limitsOf = (options: CallOptions): Limits =>
 
 const same = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => parts
 
-/** @internal One model turn on `chain`: the new chain, or the error with `chain` as it was. */
+/**
+ * @internal One model turn on `chain`: the new chain, or the error with
+ * `chain` as it was. For a step's function: it reads the running fiber's
+ * context now (../contextNow.ts).
+ */
 export const generate = (
   chain: Chain,
   tools: ReadonlyArray<Tool.Any>,
@@ -62,7 +67,7 @@ export const generate = (
   limits: Limits,
   bounded: boolean
 ): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
-  Effect.contextWith(
+  contextNow(
     (context: Context.Context<ChatModel>): Effect.Effect<Outcome.Outcome, never, ChatModel> => {
       // The run's budget bounds every model call, whatever the mode's pipeline (the final-answer call
       // that the budget itself asks for is not bounded again).

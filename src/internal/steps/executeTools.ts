@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Duration, Effect } from "effect"
+import { type Context, Duration, Effect } from "effect"
 import { Prompt } from "effect/ai"
 import type { Chain } from "../chain.ts"
 import { defaults, type Options } from "../options.ts"
@@ -11,8 +11,9 @@ import * as Parts from "../parts.ts"
 import { inCallOrder, withEdits } from "../round.ts"
 import { compile } from "../tools/compile.ts"
 import type { RoundLog } from "../tools/roundContext.ts"
-import { runRound } from "../tools/round.ts"
-import { Cut, Held } from "../tools/settled.ts"
+import { runRoundIn } from "../tools/round.ts"
+import { contextNow } from "../contextNow.ts"
+import { Cut, Held, type Settled } from "../tools/settled.ts"
 import { MaxFailuresExceeded, ToolCallFailed } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
@@ -110,6 +111,49 @@ export const completeRound = (
     : new Outcome.Continue(next)
 }
 
+/**
+ * The outcome of a round that ran its pending calls, from what each call
+ * settled to: the round written when every call has its result; otherwise
+ * kept open with the calls that wait (a decision, an external result, or a
+ * stop that cut them short).
+ */
+const roundOutcome = (chain: Chain, maxFailures: number) => (settled: ReadonlyArray<Settled>, log: RoundLog): Outcome.Outcome => {
+  const earlier = chain.roundResults
+  const results: Array<ToolResult> = earlier.length === 0 ? [] : earlier.slice()
+  let held: Array<Held | Cut> | undefined
+  let cut = false
+  for (const one of settled) {
+    if (one instanceof Held) (held ??= []).push(one)
+    else if (one instanceof Cut) {
+      ;(held ??= []).push(one)
+      cut = true
+    } else results.push(one)
+  }
+  const edited = withEdits(chain, log.edits)
+  const messages = edited.messages
+  if (held === undefined) {
+    return completeRound(
+      edited,
+      messages,
+      earlier.length === 0 ? results : inCallOrder(messages, results),
+      log,
+      maxFailures
+    )
+  }
+  // Some calls wait for a decision or an external result: keep the round open.
+  const callStates = new Map<string, CallState>()
+  const waiting: Array<ToolCall> = []
+  for (const { call, state } of held) {
+    if (state !== undefined) callStates.set(call.id, state)
+    waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
+  }
+  const next = edited.copy({ pendingToolCalls: waiting, roundResults: results, callStates })
+  const failed = log.fails.length === 0 ? undefined : policyFailure(log, inCallOrder(messages, results))
+  if (failed !== undefined) return new Outcome.Error(next, failed)
+  // Calls cut short by StopSignal.interrupt run again on resume.
+  return cut ? new Outcome.Pause(next, stopRequested) : new Outcome.Continue(next)
+}
+
 /** @internal */
 export const executeToolsStep = (options: ToolOptions): Step => {
   const maxFailures = options.maxFailures ?? defaults.maxFailures
@@ -129,49 +173,16 @@ export const executeToolsStep = (options: ToolOptions): Step => {
           completeRound(chain, chain.messages, inCallOrder(chain.messages, chain.roundResults), undefined, maxFailures)
         )
     }
-    return runRound(
+    // In the step's own fiber, whose context it reads now (../contextNow.ts).
+    return contextNow((services: Context.Context<never>) => runRoundIn(
+      services,
       compile(chain.toolkit),
       pending,
       chain.callStates,
       chain.messages,
       policy,
-      (settled, log): Outcome.Outcome => {
-        const earlier = chain.roundResults
-        const results: Array<ToolResult> = earlier.length === 0 ? [] : earlier.slice()
-        let held: Array<Held | Cut> | undefined
-        let cut = false
-        for (const one of settled) {
-          if (one instanceof Held) (held ??= []).push(one)
-          else if (one instanceof Cut) {
-            ;(held ??= []).push(one)
-            cut = true
-          } else results.push(one)
-        }
-        const edited = withEdits(chain, log.edits)
-        const messages = edited.messages
-        if (held === undefined) {
-          return completeRound(
-            edited,
-            messages,
-            earlier.length === 0 ? results : inCallOrder(messages, results),
-            log,
-            maxFailures
-          )
-        }
-        // Some calls wait for a decision or an external result: keep the round open.
-        const callStates = new Map<string, CallState>()
-        const waiting: Array<ToolCall> = []
-        for (const { call, state } of held) {
-          if (state !== undefined) callStates.set(call.id, state)
-          waiting.push(log.edits.has(call.id) ? { id: call.id, name: call.name, params: log.edits.get(call.id) } : call)
-        }
-        const next = edited.copy({ pendingToolCalls: waiting, roundResults: results, callStates })
-        const failed = log.fails.length === 0 ? undefined : policyFailure(log, inCallOrder(messages, results))
-        if (failed !== undefined) return new Outcome.Error(next, failed)
-        // Calls cut short by StopSignal.interrupt run again on resume.
-        return cut ? new Outcome.Pause(next, stopRequested) : new Outcome.Continue(next)
-      }
-    )
+      roundOutcome(chain, maxFailures)
+    ))
   })
 }
 

@@ -123,7 +123,8 @@ export const runCall = (
  * Runs a round of calls and hands what each call settled to (in call order,
  * whatever the concurrency; each result {@link storable}), with the round's
  * log, to `then`: one step of the runtime between the last call and the
- * round's outcome.
+ * round's outcome. The calls' handlers and the run's settings are read from
+ * the context the round runs in.
  *
  * @internal
  */
@@ -134,29 +135,44 @@ export const runRound = <B>(
   messages: ReadonlyArray<Prompt.Message>,
   policy: RoundPolicy,
   then: (settled: ReadonlyArray<Settled>, log: RoundLog) => B
-): Effect.Effect<B> =>
-  Effect.contextWith((services: Context.Context<never>) => {
-    const log: RoundLog = { fails: [], edits: new Map() }
-    const run = runContextOf(services)
-    const ctx: RoundContext = {
-      compiled,
-      services,
-      messages,
-      policy,
-      log,
-      report: run.report,
-      clock: run.clock,
-      traced: run.traced,
-      durability: run.durability,
-      states
-    }
-    const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
-    // An observed call is made storable before its event; the others here.
-    const checked = ctx.report === undefined ? storable : same
-    return calls.length === 1
-      ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
-      : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all.map(checked), log))
-  })
+): Effect.Effect<B> => Effect.contextWith((services: Context.Context<never>) => runRoundIn(services, compiled, calls, states, messages, policy, then))
+
+/**
+ * {@link runRound} in `services`, the context of the fiber that runs it:
+ * for a step's function, which reads it with `contextNow`.
+ *
+ * @internal
+ */
+export const runRoundIn = <B>(
+  services: Context.Context<never>,
+  compiled: CompiledToolkit,
+  calls: ReadonlyArray<ToolCall>,
+  states: ReadonlyMap<string, CallState>,
+  messages: ReadonlyArray<Prompt.Message>,
+  policy: RoundPolicy,
+  then: (settled: ReadonlyArray<Settled>, log: RoundLog) => B
+): Effect.Effect<B> => {
+  const log: RoundLog = { fails: [], edits: new Map() }
+  const run = runContextOf(services)
+  const ctx: RoundContext = {
+    compiled,
+    services,
+    messages,
+    policy,
+    log,
+    report: run.report,
+    clock: run.clock,
+    traced: run.traced,
+    durability: run.durability,
+    states
+  }
+  const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
+  // An observed call is made storable before its event; the others here.
+  const checked = ctx.report === undefined ? storable : same
+  return calls.length === 1
+    ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
+    : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all.map(checked), log))
+}
 
 /**
  * Runs a round of calls with the default policy and returns the results in
