@@ -11,6 +11,9 @@ import type { ChatModel } from "../ChatModel.ts"
 import * as Step from "../Step.ts"
 import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
+import { CurrentCall, Slot } from "./directReturn.ts"
+import { runServices } from "./tools/handlerContext.ts"
+import { compile } from "./tools/compile.ts"
 import { eventStream } from "./eventStream.ts"
 import { StreamObserver } from "./streamObserver.ts"
 import { defaults, validateOptions, whileChecked } from "./options.ts"
@@ -157,7 +160,14 @@ const runCore = <R, O extends Options>(
 const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>): Effect.Effect<Outcome.Final, RunError, R> => {
   const since = budgetStart(erased)
   const body = whileChecked(options, () => options.mode(erased, options))
-  const mode = Effect.provideService(body, CurrentRunBudget, budgetOf(options, since))
+  // One switch of context for the run: its budget, its direct-return slot and its handlers' services
+  // (./directReturn.ts, runServices), so that a tool call needs no switch of its own.
+  const budget = budgetOf(options, since)
+  const mode = Effect.updateContext(body, (context: Context.Context<R>) => {
+    let next = Context.add(Context.add(context, CurrentRunBudget, budget), CurrentCall, new Slot())
+    for (const [key, service] of runServices(context as Context.Context<never>, compile(erased.toolkit))) next = Context.add(next, key, service)
+    return next
+  })
   return Effect.flatMap(mode, (outcome): Effect.Effect<Outcome.Final, RunError> => {
     switch (outcome._tag) {
       case "Ok": {

@@ -10,9 +10,7 @@
  */
 import { Cause, Context, Duration, Effect, Exit, Fiber, Option, type Schema } from "effect"
 import { AiError } from "effect/ai"
-import type { Tool, Toolkit } from "effect/ai"
 import { type Cell, CurrentCall } from "../directReturn.ts"
-import { Observer, silent } from "../../RunEvent.ts"
 import { isInterrupted, raceInterrupt, type StopSignal } from "../stopSignal.ts"
 import type { ToolCall, ToolResult } from "../../ToolCall.ts"
 import { describe } from "../describe.ts"
@@ -22,13 +20,9 @@ import type { RoundContext } from "./roundContext.ts"
 import { Cut, type Settled } from "./settled.ts"
 import type { Durability } from "../durability.ts"
 import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
+import { type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
 
 const noPreliminary = () => Effect.void
-
-interface Handler {
-  readonly handler: (params: unknown, context: Toolkit.HandlerContext<Tool.Any>) => Effect.Effect<unknown, unknown>
-  readonly context: Context.Context<never>
-}
 
 /** The handler was interrupted by `StopSignal.interrupt` before it finished. */
 class CutShort {}
@@ -73,53 +67,6 @@ class TimedOut {
 }
 
 /**
- * The last merged context of each handler context, with the caller's
- * context it was made for. Only the last: a map from caller contexts to
- * merged ones would hold values that refer to their own keys, which V8's
- * minor collections cannot free, so every run's context would live until a
- * full collection. Runs one after the other (the common case) reuse it;
- * runs at the same time with the same handlers rebuild it (a few adds).
- */
-const lastMerged = new WeakMap<
-  Context.Context<never>,
-  { readonly input: Context.Context<never>; readonly context: Context.Context<never> }
->()
-
-/** A handler's own services with their keys, read once per handler context. */
-const ownServices = new WeakMap<Context.Context<never>, ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]>>()
-
-const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]> => {
-  let services = ownServices.get(own)
-  if (services === undefined) {
-    services = Array.from(own.mapUnsafe, ([key, service]) => [Context.Service<never, unknown>(key), service] as const)
-    ownServices.set(own, services)
-  }
-  return services
-}
-
-/**
- * The caller's context with the handler's own services it lacks (the
- * caller's win, as in `Context.merge(own, input)`), where a run inside the
- * handler (a sub-agent) does not report into this run's events. Made once
- * per pair (see {@link lastMerged}), and added on top of the caller's context rather than copied
- * with it: the caller's context holds every handler of the toolkit, and a
- * new run's is a new one, so a copy would cost each run in proportion to
- * the tool count. A handler's own context is small (the services its layer
- * was built with).
- */
-const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> => {
-  const last = lastMerged.get(own)
-  if (last !== undefined && last.input === input) return last.context
-  let context = input
-  for (const [key, service] of servicesOf(own)) {
-    if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
-  }
-  context = Context.add(context, Observer, silent)
-  lastMerged.set(own, { input, context })
-  return context
-}
-
-/**
  * The handler's effect for this call. Called when the call runs (every
  * caller is itself running), so no suspension is needed; a handler that
  * throws instead of returning an Effect is a defect of this call only.
@@ -134,9 +81,12 @@ const called = (handler: Handler, params: unknown, call: ToolCall): Effect.Effec
 
 /**
  * The handler's run: in the handler's own context plus the call's
- * direct-return cell (a run inside it reports no events into this one),
- * failing with `TimedOut` past the call's timeout and with `CutShort` when
- * the round's stop signal is interrupted.
+ * direct-return cell (a run inside it reports no events into this one), or
+ * in the run's context as it is when that adds nothing and the run's slot
+ * is free (see {@link inRunContext}); failing with `TimedOut` past the
+ * call's timeout and with `CutShort` when the round's stop signal is
+ * interrupted. Whoever runs it calls {@link released} with `cell` when it
+ * has ended.
  */
 const running = (
   ctx: RoundContext,
@@ -144,9 +94,9 @@ const running = (
   call: ToolCall,
   params: unknown,
   handler: Handler,
-  cell: Cell
+  cell: CallCell
 ): Effect.Effect<unknown, unknown> => {
-  let run: Effect.Effect<unknown, unknown> = called(handler, params, call)
+  let run = inRunContext(handler, cell) ? called(handler, params, call) : called(handler, params, call)
     .pipe(Effect.updateContext((input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell)))
   const timeout = entry.timeout ?? ctx.policy.timeout
   if (timeout !== undefined) {
@@ -243,14 +193,14 @@ const durableOutcome = (
   handler: Handler
 ): Effect.Effect<HandlerOutcome> => {
   const run = Effect.suspend(() => {
-    const cell: Cell = { directReturn: false }
+    const cell: CallCell = { directReturn: false }
     return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
-      onFailure: (cause) => failedOutcome(entry, call, cause),
+      onFailure: (cause) => (released(cell), failedOutcome(entry, call, cause)),
       onSuccess: (result) =>
-        Effect.match(entry.encodeSuccess(result), {
+        (released(cell), Effect.match(entry.encodeSuccess(result), {
           onFailure: (issue) => mismatched(call, result, issue),
           onSuccess: (encoded) => returned(result, encoded, cell)
-        })
+        }))
     })
   })
   return Effect.flatMap(durability.toolCall(call, Effect.map(run, toStored)), (stored) => revive(entry, stored))
@@ -293,15 +243,15 @@ export const invoke = (
     )
   }
   // Directly, with no step between the handler's end and its settlement: the hot path.
-  const cell: Cell = { directReturn: false }
+  const cell: CallCell = { directReturn: false }
   return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
-    onFailure: (cause) => Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome)),
+    onFailure: (cause) => (released(cell), Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome))),
     onSuccess: (result) =>
-      encodedThen(
+      (released(cell), encodedThen(
         entry.encodeSuccess(result),
         (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
         (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
-      )
+      ))
   })
 }
 

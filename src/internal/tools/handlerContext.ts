@@ -1,0 +1,139 @@
+/**
+ * The context a tool handler runs in: the caller's, with the services of
+ * the handler's own layer that the caller lacks (the caller's win, as in
+ * effect/ai's `Context.merge(own, input)`), where a run inside the handler
+ * reports no events into this one, plus the call's direct-return cell
+ * (../directReturn.ts). A run adds its handlers' services to its context
+ * once ({@link runServices}), so that a call usually runs in the run's
+ * context as it is ({@link inRunContext}) and switches none.
+ *
+ * @internal
+ */
+import { Context, type Effect, Fiber, Option } from "effect"
+import type { Tool, Toolkit } from "effect/ai"
+import { type Cell, CurrentCall, Slot } from "../directReturn.ts"
+import { isActive, Observer, silent } from "../../RunEvent.ts"
+import type { CompiledToolkit } from "./compile.ts"
+
+/** @internal A handler as a toolkit's layer provides it: its function and the context its layer was built in. */
+export interface Handler {
+  readonly handler: (params: unknown, context: Toolkit.HandlerContext<Tool.Any>) => Effect.Effect<unknown, unknown>
+  readonly context: Context.Context<never>
+}
+
+/**
+ * The last merged context of each handler context, with the caller's
+ * context it was made for. Only the last: a map from caller contexts to
+ * merged ones would hold values that refer to their own keys, which V8's
+ * minor collections cannot free, so every run's context would live until a
+ * full collection. Runs one after the other (the common case) reuse it;
+ * runs at the same time with the same handlers rebuild it (a few adds).
+ */
+const lastMerged = new WeakMap<
+  Context.Context<never>,
+  { readonly input: Context.Context<never>; readonly context: Context.Context<never> }
+>()
+
+/** A handler's own services with their keys, read once per handler context. */
+const ownServices = new WeakMap<Context.Context<never>, ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]>>()
+
+const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]> => {
+  let services = ownServices.get(own)
+  if (services === undefined) {
+    services = Array.from(own.mapUnsafe, ([key, service]) => [Context.Service<never, unknown>(key), service] as const)
+    ownServices.set(own, services)
+  }
+  return services
+}
+
+/**
+ * The caller's context with the handler's own services it lacks (the
+ * caller's win, as in `Context.merge(own, input)`), where a run inside the
+ * handler (a sub-agent) does not report into this run's events. Made once
+ * per pair (see {@link lastMerged}), and added on top of the caller's context rather than copied
+ * with it: the caller's context holds every handler of the toolkit, and a
+ * new run's is a new one, so a copy would cost each run in proportion to
+ * the tool count. A handler's own context is small (the services its layer
+ * was built with).
+ *
+ * @internal
+ */
+export const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> => {
+  const last = lastMerged.get(own)
+  if (last !== undefined && last.input === input) return last.context
+  let context = input
+  for (const [key, service] of servicesOf(own)) {
+    if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
+  }
+  if (isActive(Context.get(input, Observer))) context = Context.add(context, Observer, silent)
+  lastMerged.set(own, { input, context })
+  return context
+}
+
+/** The services of the last run's context for each toolkit (see {@link runServices}). */
+const lastRun = new WeakMap<
+  CompiledToolkit,
+  { readonly input: Context.Context<never>; readonly services: ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]> }
+>()
+
+/**
+ * @internal The services a run of `toolkit` in `input` adds to its
+ * context so that its handlers can run in it as it is: those of the
+ * handlers' own context that `input` lacks, when every handler of the
+ * toolkit found in `input` has the same own context (one `toLayer`, the
+ * usual case); none otherwise, and each call then runs in a context of its
+ * own as before. The caller's services win, as for a call. Worked out once
+ * per toolkit and caller's context.
+ */
+export const runServices = (
+  input: Context.Context<never>,
+  toolkit: CompiledToolkit
+): ReadonlyArray<readonly [Context.Key<never, unknown>, unknown]> => {
+  const last = lastRun.get(toolkit)
+  if (last !== undefined && last.input === input) return last.services
+  let own: Context.Context<never> | undefined
+  let shared = true
+  for (const entry of toolkit.byName.values()) {
+    const handler = Context.getOrUndefined(input, entry.handlerKey) as Handler | undefined
+    if (handler === undefined) continue
+    if (own === undefined) own = handler.context
+    else if (own !== handler.context) shared = false
+  }
+  const services = own === undefined || !shared
+    ? []
+    : servicesOf(own).filter(([key]) => Option.isNone(Context.getOption(input, key)))
+  lastRun.set(toolkit, { input, services })
+  return services
+}
+
+/** @internal A call's cell, and the run's slot while the call holds it. */
+export interface CallCell extends Cell {
+  held?: Slot | undefined
+}
+
+/**
+ * Whether the handler can run in the context it is called in, as it is:
+ * the context holds every service of the handler's own, no run watches it
+ * (a run inside the handler would report nowhere either way), and its run's
+ * direct-return slot was free and is now `cell`'s. Saves switching the
+ * fiber's context twice per call. The handler runs next, on the fiber
+ * reading this.
+ *
+ * @internal
+ */
+export const inRunContext = (handler: Handler, cell: CallCell): boolean => {
+  const input = Fiber.getCurrent()?.context
+  if (input === undefined || handlerContext(handler.context, input) !== input) return false
+  const current = Context.get(input, CurrentCall)
+  if (!(current instanceof Slot) || !current.take(cell)) return false
+  cell.held = current
+  return true
+}
+
+/** @internal Gives back the run's slot `cell` holds, if any: its handler has ended. */
+export const released = (cell: CallCell): void => {
+  if (cell.held !== undefined) {
+    cell.held.release(cell)
+    cell.held = undefined
+  }
+}
