@@ -25,6 +25,15 @@ const setting = (sql: SqlClient) => Effect.map(sql<{ synchronous_commit: string 
 
 const url = Effect.map(Effect.promise(database), Redacted.make)
 
+/** The storage's services over two databases: `main` through the SqlClient, `other` through the UnflushedClient. */
+const twoDatabases = (main: Layer.Layer<SqlClient | PgClient.PgClient, unknown>, other: Redacted.Redacted<string>) =>
+  Layer.mergeAll(
+    main,
+    layerUnflushed({ url: other }),
+    Digest.layerWebCrypto,
+    Layer.succeed(ShardingConfig.ShardingConfig, ShardingConfig.ShardingConfig.of({ ...ShardingConfig.defaults, entityMessagePollInterval: 250 }))
+  )
+
 describe("DurablePostgres's synchronous option", () => {
   it.effect.each([undefined, "full"] as const)("%j leaves the pool options as they are", (synchronous) =>
     Effect.gen(function*() {
@@ -79,12 +88,7 @@ describe("DurablePostgres's synchronous option", () => {
         const read = yield* encoded.unprocessedMessages(["default:1"], Date.now())
         return read.map((m) => m.envelope._tag === "Request" ? m.envelope.requestId : "?")
       }).pipe(
-        Effect.provide(Layer.mergeAll(
-          main,
-          layerUnflushed({ url: other }),
-          Digest.layerWebCrypto,
-          Layer.succeed(ShardingConfig.ShardingConfig, ShardingConfig.ShardingConfig.of({ ...ShardingConfig.defaults, entityMessagePollInterval: 250 }))
-        )),
+        Effect.provide(twoDatabases(main, other)),
         Effect.scoped
       )
       expect(ids).toEqual(["2"])
@@ -108,12 +112,7 @@ describe("DurablePostgres's synchronous option", () => {
           Effect.map(client<{ request_id: string }>`SELECT request_id FROM cluster_messages ORDER BY request_id`, (rows) => rows.map((row) => String(row.request_id)))
         return { main: yield* ids(sql), unflushed: yield* ids(unflushed) }
       }).pipe(
-        Effect.provide(Layer.mergeAll(
-          main,
-          layerUnflushed({ url: other }),
-          Digest.layerWebCrypto,
-          Layer.succeed(ShardingConfig.ShardingConfig, ShardingConfig.ShardingConfig.of({ ...ShardingConfig.defaults, entityMessagePollInterval: 250 }))
-        )),
+        Effect.provide(twoDatabases(main, other)),
         Effect.scoped
       )
       expect(saved).toEqual({ main: ["4", "5", "6"], unflushed: ["3"] })

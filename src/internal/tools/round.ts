@@ -128,14 +128,18 @@ export const runCall = (
  *
  * @internal
  */
-export const runRound = <B>(
+export const runRound = <B>(...round: Round<B>): Effect.Effect<B> =>
+  Effect.contextWith((services: Context.Context<never>) => runRoundIn(services, ...round))
+
+/** @internal What {@link runRound} takes: the calls, their states and the round's messages, its policy, and what to do with its results. */
+export type Round<B> = [
   compiled: CompiledToolkit,
   calls: ReadonlyArray<ToolCall>,
   states: ReadonlyMap<string, CallState>,
   messages: ReadonlyArray<Prompt.Message>,
   policy: RoundPolicy,
   then: (settled: ReadonlyArray<Settled>, log: RoundLog) => B
-): Effect.Effect<B> => Effect.contextWith((services: Context.Context<never>) => runRoundIn(services, compiled, calls, states, messages, policy, then))
+]
 
 /**
  * {@link runRound} in `services`, the context of the fiber that runs it:
@@ -145,12 +149,7 @@ export const runRound = <B>(
  */
 export const runRoundIn = <B>(
   services: Context.Context<never>,
-  compiled: CompiledToolkit,
-  calls: ReadonlyArray<ToolCall>,
-  states: ReadonlyMap<string, CallState>,
-  messages: ReadonlyArray<Prompt.Message>,
-  policy: RoundPolicy,
-  then: (settled: ReadonlyArray<Settled>, log: RoundLog) => B
+  ...[compiled, calls, states, messages, policy, then]: Round<B>
 ): Effect.Effect<B> => {
   const log: RoundLog = { fails: [], edits: new Map() }
   const run = runContextOf(services)
