@@ -21,7 +21,7 @@
  * @internal
  */
 import { Duration, Effect, Layer, Option } from "effect"
-import { type Envelope, MessageStorage, ShardingConfig, Snowflake, SqlMessageStorage } from "effect/cluster"
+import { MessageStorage, ShardingConfig, Snowflake, SqlMessageStorage } from "effect/cluster"
 import { SqlClient } from "effect/sql/SqlClient"
 import { withOneStatementReplies } from "./messageStoragePg.ts"
 import { UnflushedClient } from "./unflushedClient.ts"
@@ -31,37 +31,19 @@ export const roundedDown = (now: number, quantum: number): number => quantum > 1
 
 
 /**
- * @internal Whether `envelope` asks a workflow execution to run one of its
- * activities. Such a request need not reach the disk before the activity
- * runs: the activity's reply commits after it and is flushed, which flushes
- * the request too; and a request lost with the server is sent again when
- * the execution replays, as one whose activity never replied would be run
- * again — the same single window either way (`./unflushedClient.ts`).
- */
-export const isActivityRequest = (envelope: Envelope.Encoded): boolean =>
-  envelope._tag === "Request" && envelope.tag === "activity" && envelope.address.entityType.startsWith("Workflow/")
-
-/**
- * @internal `encoded` whose reads of unprocessed messages, and saves of
- * activity requests outside a transaction of `sql`, go through
- * `unflushed`'s driver, if any
+ * @internal `encoded` whose reads of unprocessed messages go through
+ * `unflushed`'s driver, if any. Nothing else does: a request saved without
+ * waiting for the disk could be lost in a crash of the server alone, while
+ * its runner goes on and saves the step's reply; the replay would then send
+ * the request again under a new id, find no reply, and run the step twice.
  */
 export const withUnflushed = (
   encoded: MessageStorage.Encoded,
-  unflushed: Option.Option<MessageStorage.Encoded>,
-  sql: SqlClient
+  unflushed: Option.Option<MessageStorage.Encoded>
 ): MessageStorage.Encoded =>
   Option.match(unflushed, {
     onNone: () => encoded,
-    onSome: (other) => ({
-      ...encoded,
-      unprocessedMessages: other.unprocessedMessages,
-      saveEnvelope: (options) =>
-        isActivityRequest(options.envelope)
-          ? Effect.flatMap(Effect.serviceOption(sql.transactionService), (inTransaction) =>
-            Option.isNone(inTransaction) ? other.saveEnvelope(options) : encoded.saveEnvelope(options))
-          : encoded.saveEnvelope(options)
-    })
+    onSome: (other) => ({ ...encoded, unprocessedMessages: other.unprocessedMessages })
   })
 
 /** @internal `encoded` whose reads of unprocessed messages see the time rounded down to `quantum` milliseconds */
@@ -74,8 +56,8 @@ export const withSteadyReads = (encoded: MessageStorage.Encoded, quantum: number
  * @internal effect's SQL storage driver (no migrations), its reads of
  * unprocessed messages steady on PostgreSQL: the time rounded down to the
  * poll interval; its replies saved in one statement on PostgreSQL
- * (`./messageStoragePg.ts`); its reads and its activity requests through
- * the `UnflushedClient` when one is provided
+ * (`./messageStoragePg.ts`); its reads through the `UnflushedClient` when
+ * one is provided
  */
 export const steadyEncoded = Effect.gen(function*() {
   const sql = yield* SqlClient
@@ -87,8 +69,7 @@ export const steadyEncoded = Effect.gen(function*() {
         onNone: () => Effect.succeedNone,
         onSome: (unflushed) => Effect.asSome(Effect.provideService(SqlMessageStorage.makeEncodedStorage({}), SqlClient, unflushed))
       }))
-    ),
-    sql
+    )
   )
   const interval = Duration.toMillis(Duration.fromInputUnsafe(config.entityMessagePollInterval))
   return withSteadyReads(encoded, sql.onDialectOrElse({ pg: () => Math.floor(interval), orElse: () => 1 }))

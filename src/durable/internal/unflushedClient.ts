@@ -21,7 +21,8 @@
  * Whatever commits after such a write and is flushed (a recorded step)
  * flushes it too: the server's log is written in order. A killed runner
  * loses nothing: the server flushes its log on its own within a fraction
- * of a second.
+ * of a second. Messages and replies never go through it: the server can
+ * crash alone while its runners go on (see `./messageStorage.ts`).
  *
  * @internal
  */

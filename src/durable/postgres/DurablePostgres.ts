@@ -65,8 +65,7 @@ export interface Options extends PgClient.PgPoolConfig, Timing {
    * With `"full"`, a runner (`single`, `runner`) opens a second pool of up
    * to three connections whose commits do not wait for the disk, for what
    * a crash of the server may lose harmlessly: the claim stamps of its
-   * reads, its registration, heartbeats and shard locks, and the request
-   * of each recorded step (flushed with the step's reply, which follows).
+   * reads, and its registration, heartbeats and shard locks.
    */
   readonly synchronous?: "full" | "normal" | undefined
 }
