@@ -30,7 +30,8 @@
  *   tool call has its result and the chain stays valid for any provider.
  *
  * Outside a loopwork run (e.g. the same handler used by `effect/ai`'s own
- * `LanguageModel`), marking does nothing.
+ * `LanguageModel`), marking does nothing. Mark from the handler itself: a
+ * fiber it leaves running after it returns may mark a later call of the run.
  *
  * @since 0.1.0
  */

@@ -12,6 +12,8 @@
  *   not taken by another (that one gets its own cell), so two calls never
  *   share it. A fiber that a handler leaves running after it ends marks the
  *   call holding the slot then, if any (with its own cell, it marked none).
+ *   A call whose handler never starts (interrupted first) keeps the slot,
+ *   and the run's later calls get cells of their own, as side by side.
  *
  * @internal
  */

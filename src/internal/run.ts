@@ -164,9 +164,9 @@ const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>)
   // (./directReturn.ts, runServices), so that a tool call needs no switch of its own.
   const budget = budgetOf(options, since)
   const mode = Effect.updateContext(body, (context: Context.Context<R>) => {
-    let next = Context.add(Context.add(context, CurrentRunBudget, budget), CurrentCall, new Slot())
+    let next = context
     for (const [key, service] of runServices(context as Context.Context<never>, compile(erased.toolkit))) next = Context.add(next, key, service)
-    return next
+    return Context.add(Context.add(next, CurrentRunBudget, budget), CurrentCall, new Slot())
   })
   return Effect.flatMap(mode, (outcome): Effect.Effect<Outcome.Final, RunError> => {
     switch (outcome._tag) {

@@ -65,10 +65,21 @@ export const handlerContext = (own: Context.Context<never>, input: Context.Conte
   for (const [key, service] of servicesOf(own)) {
     if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
   }
-  if (isActive(Context.get(input, Observer))) context = Context.add(context, Observer, silent)
+  if (isActive(Context.get(context, Observer))) context = Context.add(context, Observer, silent)
   lastMerged.set(own, { input, context })
   return context
 }
+
+/**
+ * Whether a service of the handlers' own context may be added to their
+ * whole run: the user's own services, a scope and a scheduler. Not
+ * loopwork's (a layer built inside another run would hand it that run's
+ * budget, slot, observer or durability) nor effect's other settings (a
+ * tracer, a log level), which would change how the run itself is traced and
+ * logged; a handler that needs one of those runs in a context of its own.
+ */
+const sharedWithRun = (key: string): boolean =>
+  key === "effect/Scope" || key === "effect/Scheduler" || !(key.startsWith("effect/") || key.startsWith("loopwork/"))
 
 /** The services of the last run's context for each toolkit (see {@link runServices}). */
 const lastRun = new WeakMap<
@@ -79,7 +90,8 @@ const lastRun = new WeakMap<
 /**
  * @internal The services a run of `toolkit` in `input` adds to its
  * context so that its handlers can run in it as it is: those of the
- * handlers' own context that `input` lacks, when every handler of the
+ * handlers' own context that `input` lacks and that may be shared with
+ * the run ({@link sharedWithRun}), when every handler of the
  * toolkit found in `input` has the same own context (one `toLayer`, the
  * usual case); none otherwise, and each call then runs in a context of its
  * own as before. The caller's services win, as for a call. Worked out once
@@ -101,7 +113,7 @@ export const runServices = (
   }
   const services = own === undefined || !shared
     ? []
-    : servicesOf(own).filter(([key]) => Option.isNone(Context.getOption(input, key)))
+    : servicesOf(own).filter(([key]) => sharedWithRun(key.key) && Option.isNone(Context.getOption(input, key)))
   lastRun.set(toolkit, { input, services })
   return services
 }
@@ -112,19 +124,21 @@ export interface CallCell extends Cell {
 }
 
 /**
- * Whether the handler can run in the context it is called in, as it is:
- * the context holds every service of the handler's own, no run watches it
- * (a run inside the handler would report nowhere either way), and its run's
- * direct-return slot was free and is now `cell`'s. Saves switching the
- * fiber's context twice per call. The handler runs next, on the fiber
- * reading this.
+ * Whether the handler can run in its round's context (`services`) as it
+ * is: the fiber building the call runs in that context, the context holds
+ * every service of the handler's own, no run watches it (a run inside the
+ * handler would report nowhere either way), and its run's direct-return
+ * slot was free and is now `cell`'s. Saves switching the fiber's context
+ * twice per call. The handler runs next, on the fiber reading this (or a
+ * fiber it starts for it, in the same context).
  *
  * @internal
  */
-export const inRunContext = (handler: Handler, cell: CallCell): boolean => {
-  const input = Fiber.getCurrent()?.context
-  if (input === undefined || handlerContext(handler.context, input) !== input) return false
-  const current = Context.get(input, CurrentCall)
+export const inRunContext = (handler: Handler, cell: CallCell, services: Context.Context<never>): boolean => {
+  // Built by a fiber running in another context (a bounded round starts a later call from the end of
+  // an earlier one, on whatever fiber ended it): the general path.
+  if (Fiber.getCurrent()?.context !== services || handlerContext(handler.context, services) !== services) return false
+  const current = Context.get(services, CurrentCall)
   if (!(current instanceof Slot) || !current.take(cell)) return false
   cell.held = current
   return true

@@ -1,20 +1,22 @@
 /**
  * A tool call that needs nothing added to its run's context runs in it as
- * it is (src/internal/tools/handler.ts `runServices`, src/internal/directReturn.ts
+ * it is (src/internal/tools/handlerContext.ts `runServices`, src/internal/directReturn.ts
  * `Slot`): the run's context holds its handlers' services once, and its
  * direct-return slot passes a mark to the call holding it. Handlers of
  * different layers, and calls side by side, still get contexts of their own.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Schema } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { Tool, Toolkit } from "effect/ai"
-import { Chain, ChatModel, DirectReturn, Mode } from "../../../src/index.ts"
+import { Chain, ChatModel, DirectReturn, Mode, Privacy } from "../../../src/index.ts"
 import type { Cell } from "../../../src/internal/directReturn.ts"
-import { Slot } from "../../../src/internal/directReturn.ts"
+import { CurrentCall, Slot } from "../../../src/internal/directReturn.ts"
+import { type CallCell, type Handler, inRunContext } from "../../../src/internal/tools/handlerContext.ts"
 
 class Label extends Context.Service<Label, string>()("test/Label") {}
 
-const cell = (): Cell => ({ directReturn: false })
+const cell = (): CallCell => ({ directReturn: false })
 
 describe("the run's direct-return slot", () => {
   it("passes a mark to the call holding it, and nowhere while none does", () => {
@@ -123,4 +125,88 @@ describe("a tool call in its run's context", () => {
         expect(outcome.chain.lastToolResults.map((result) => result.directReturn)).toEqual([undefined, true, undefined])
       })
   )
+})
+
+describe("a call built by a fiber of another run", () => {
+  const handler: Handler = { handler: () => Effect.void, context: Context.empty() }
+  const runContext = () => {
+    const slot = new Slot()
+    return { slot, context: Context.make(CurrentCall, slot as Cell) as Context.Context<never> }
+  }
+
+  /** `effect` on a fiber whose context is `context` itself. */
+  const inContext = <A>(effect: Effect.Effect<A>, context: Context.Context<never>): Effect.Effect<A> =>
+    Effect.updateContext(effect, (_: Context.Context<never>) => context)
+
+  it.effect("takes its run's slot only when the fiber building it runs in its round's context", () =>
+    Effect.gen(function*() {
+      const own = runContext()
+      const other = runContext()
+      const mine = cell()
+      // Built on a fiber of another run (with a free slot of its own): neither slot is taken.
+      expect(yield* inContext(Effect.sync(() => inRunContext(handler, mine, own.context)), other.context)).toBe(false)
+      expect([own.slot.take(cell()), other.slot.take(cell())]).toEqual([true, true])
+      const fresh = runContext()
+      const taken = yield* inContext(Effect.sync(() => inRunContext(handler, mine, fresh.context)), fresh.context)
+      expect(taken).toBe(true)
+      expect(mine.held).toBe(fresh.slot)
+    }))
+})
+
+describe("a call started by a fiber of another run", () => {
+  it.effect("a bounded round's later call, started when an earlier one ends on another run's wake-up, still marks its own result", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const Wait = Tool.make("wait", { parameters: Schema.Struct({}), success: Schema.String })
+      const Nap = Tool.make("nap", { parameters: Schema.Struct({}), success: Schema.String })
+      const Mark = Tool.make("mark", { parameters: Schema.Struct({}), success: Schema.String })
+      const toolkit = Toolkit.make(Wait, Nap, Mark)
+      const handlers = toolkit.toLayer({
+        wait: () => Effect.as(Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(gate)), "waited"),
+        nap: () => Effect.as(Effect.sleep("1 second"), "napped"),
+        mark: () => DirectReturn.final("marked")
+      })
+      const first = ChatModel.scripted([{ toolCalls: [{ name: "wait", params: {} }, { name: "nap", params: {} }, { name: "mark", params: {} }] }, { text: "not direct" }])
+      // The other run's model call opens the gate: the waiting call ends on that run's wake-up.
+      const other = ChatModel.scripted([() => Effect.as(Deferred.succeed(gate, undefined), { text: "opened" })])
+      const fiber = yield* Chain.run(Chain.make({ user: "go", toolkit }), { mode: Mode.whileNeedsResponse, concurrency: 2 }).pipe(
+        Effect.provide([first.layer, handlers]),
+        Effect.forkChild
+      )
+      yield* Deferred.await(started)
+      const opened = yield* Chain.run(Chain.make({ user: "open" }), { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(other.layer))
+      expect(Chain.text(opened.chain)).toBe("opened")
+      yield* TestClock.adjust("1 second")
+      const outcome = yield* Fiber.join(fiber)
+      expect(outcome._tag === "Ok" ? outcome.reason : outcome._tag).toBe("direct-return")
+      expect(outcome.chain.lastToolResults.map((result) => [result.name, result.directReturn])).toEqual([
+        ["wait", undefined],
+        ["nap", undefined],
+        ["mark", true]
+      ])
+    }))
+})
+
+describe("the handlers' own services in their run", () => {
+  it.effect("loopwork's settings of the handlers' layer stay the handlers': the run's own events keep their content", () =>
+    Effect.gen(function*() {
+      const Peek = Tool.make("peek", { parameters: Schema.Struct({}), success: Schema.Boolean })
+      const toolkit = Toolkit.make(Peek)
+      // The handlers' layer is built with OmitContent on; the run is not.
+      const handlers = toolkit.toLayer({ peek: () => Effect.service(Privacy.OmitContent) }).pipe(Layer.provide(Layer.succeed(Privacy.OmitContent, true)))
+      const model = ChatModel.scripted([{ toolCalls: [{ name: "peek", params: {} }] }, { text: "the answer" }])
+      const events = yield* Stream.runCollect(Chain.stream(Chain.make({ user: "go", toolkit }), { mode: Mode.whileNeedsResponse })).pipe(
+        Effect.provide([model.layer, handlers])
+      )
+      const finished = Array.from(events).flatMap((event) => event._tag === "ModelCallFinished" ? [event.text] : [])
+      expect(finished).toEqual(["", "the answer"])
+      const last = Array.from(events).at(-1)
+      expect(last?._tag === "RunFinished" ? last.text : last?._tag).toBe("the answer")
+      // and the handler still runs with its layer's setting
+      const outcome = yield* Chain.run(Chain.make({ user: "go", toolkit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([ChatModel.scripted([{ toolCalls: [{ name: "peek", params: {} }] }, { text: "again" }]).layer, handlers])
+      )
+      expect(results(outcome.chain)).toEqual([true])
+    }))
 })
