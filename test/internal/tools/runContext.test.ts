@@ -8,6 +8,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
+import { WorkflowEngine } from "effect/workflow"
+import { DurableChain, WaitingCalls } from "../../../src/durable/index.ts"
+import { ScriptedModel } from "../../../src/testing/index.ts"
+import { supportWorkflow } from "../../support/durable.ts"
 import { Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, DirectReturn, Mode, Privacy } from "../../../src/index.ts"
 import type { Cell } from "../../../src/internal/directReturn.ts"
@@ -208,5 +212,50 @@ describe("the handlers' own services in their run", () => {
         Effect.provide([ChatModel.scripted([{ toolCalls: [{ name: "peek", params: {} }] }, { text: "again" }]).layer, handlers])
       )
       expect(results(outcome.chain)).toEqual([true])
+    }))
+})
+
+describe("marks across nested and durable runs", () => {
+  const Inner = Tool.make("inner", { parameters: Schema.Struct({}), success: Schema.String })
+  const inner = Toolkit.make(Inner)
+  const innerHandlers = inner.toLayer({ inner: () => DirectReturn.final("inner answer") })
+  const Outer = Tool.make("outer", { parameters: Schema.Struct({ mark: Schema.Boolean }), success: Schema.String })
+  const outer = Toolkit.make(Outer)
+  /** The outer handler runs a whole inner run, whose tool marks its own result, then marks its own if asked. */
+  const outerHandlers = outer.toLayer({
+    outer: ({ mark }) =>
+      Effect.gen(function*() {
+        const model = ChatModel.scripted([{ toolCalls: [{ name: "inner", params: {} }] }])
+        const nested = yield* Chain.run(Chain.make({ user: "inner", toolkit: inner }), { mode: Mode.whileNeedsResponse }).pipe(
+          Effect.provide([model.layer, innerHandlers]),
+          Effect.orDie
+        )
+        const text = nested._tag === "Ok" ? `${nested.reason}: ${nested.extra === undefined ? "" : "marked"}` : nested._tag
+        return mark ? yield* DirectReturn.final(text) : text
+      })
+  })
+
+  it.effect.each([false, true])("a run inside a handler marks its own call only; the outer call is marked when it marks (%s)", (mark) =>
+    Effect.gen(function*() {
+      const model = ChatModel.scripted([{ toolCalls: [{ name: "outer", params: { mark } }] }, { text: "outer done" }])
+      const outcome = yield* Chain.run(Chain.make({ user: "go", toolkit: outer }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([model.layer, outerHandlers])
+      )
+      expect(results(outcome.chain)).toEqual(["direct-return: marked"])
+      expect(outcome._tag === "Ok" ? outcome.reason : outcome._tag).toBe(mark ? "direct-return" : "done")
+      expect(outcome.chain.lastToolResults.map((result) => result.directReturn)).toEqual([mark ? true : undefined])
+    }))
+
+  it.effect("a durable run (memory engine) returns a marked result directly", () =>
+    Effect.gen(function*() {
+      const { handlers, toolkit } = labelled("a", "x")
+      const model = ScriptedModel.make([{ toolCalls: [{ id: "c1", name: "a", params: { mark: true } }] }, { text: "not direct" }])
+      const Marked = supportWorkflow("Marked", toolkit)
+      const result = yield* Marked.execute({ ticket: "T1" }).pipe(
+        Effect.provide(DurableChain.layer(Marked).pipe(
+          Layer.provideMerge(Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))
+        ))
+      )
+      expect(result._tag === "Finished" ? result.reason : result._tag).toBe("direct-return")
     }))
 })
