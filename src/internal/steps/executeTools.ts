@@ -11,7 +11,7 @@ import * as Parts from "../parts.ts"
 import { inCallOrder, withEdits } from "../round.ts"
 import { compile } from "../tools/compile.ts"
 import type { RoundLog } from "../tools/roundContext.ts"
-import { runRoundIn } from "../tools/round.ts"
+import { runRound } from "../tools/round.ts"
 import { contextNow } from "../contextNow.ts"
 import { Cut, Held, type Settled } from "../tools/settled.ts"
 import { MaxFailuresExceeded, ToolCallFailed } from "../../LoopError.ts"
@@ -174,7 +174,7 @@ export const executeToolsStep = (options: ToolOptions): Step => {
         )
     }
     // In the step's own fiber, whose context it reads now (../contextNow.ts).
-    return contextNow((services: Context.Context<never>) => runRoundIn(
+    return contextNow((services: Context.Context<never>) => runRound(
       services,
       compile(chain.toolkit),
       pending,

@@ -96,8 +96,10 @@ const running = (
   handler: Handler,
   cell: CallCell
 ): Effect.Effect<unknown, unknown> => {
-  let run = inRunContext(handler, cell, ctx.services) ? called(handler, params, call) : called(handler, params, call)
-    .pipe(Effect.updateContext((input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell)))
+  const direct = called(handler, params, call)
+  let run = inRunContext(handler, cell, ctx.services)
+    ? direct
+    : Effect.updateContext(direct, (input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell))
   const timeout = entry.timeout ?? ctx.policy.timeout
   if (timeout !== undefined) {
     run = Effect.timeoutOrElse(run, { duration: timeout, orElse: () => Effect.fail(new TimedOut(timeout)) })

@@ -120,36 +120,22 @@ export const runCall = (
   )
 
 /**
- * Runs a round of calls and hands what each call settled to (in call order,
- * whatever the concurrency; each result {@link storable}), with the round's
- * log, to `then`: one step of the runtime between the last call and the
- * round's outcome. The calls' handlers and the run's settings are read from
- * the context the round runs in.
+ * Runs a round of calls in `services`, the context of the fiber that runs
+ * it (a step's function reads it with `contextNow`), and hands what each
+ * call settled to (in call order, whatever the concurrency; each result
+ * {@link storable}), with the round's log, to `then`: one step of the
+ * runtime between the last call and the round's outcome.
  *
  * @internal
  */
-export const runRound = <B>(...round: Round<B>): Effect.Effect<B> =>
-  Effect.contextWith((services: Context.Context<never>) => runRoundIn(services, ...round))
-
-/** @internal What {@link runRound} takes: the calls, their states and the round's messages, its policy, and what to do with its results. */
-export type Round<B> = [
+export const runRound = <B>(
+  services: Context.Context<never>,
   compiled: CompiledToolkit,
   calls: ReadonlyArray<ToolCall>,
   states: ReadonlyMap<string, CallState>,
   messages: ReadonlyArray<Prompt.Message>,
   policy: RoundPolicy,
   then: (settled: ReadonlyArray<Settled>, log: RoundLog) => B
-]
-
-/**
- * {@link runRound} in `services`, the context of the fiber that runs it:
- * for a step's function, which reads it with `contextNow`.
- *
- * @internal
- */
-export const runRoundIn = <B>(
-  services: Context.Context<never>,
-  ...[compiled, calls, states, messages, policy, then]: Round<B>
 ): Effect.Effect<B> => {
   const log: RoundLog = { fails: [], edits: new Map() }
   const run = runContextOf(services)
@@ -184,11 +170,13 @@ export const runCalls = (
   calls: ReadonlyArray<ToolCall>,
   concurrency: number | "unbounded"
 ): Effect.Effect<ReadonlyArray<ToolResult>> =>
-  runRound(
-    compiled,
-    calls,
-    noStates,
-    emptyMessages,
-    { ...defaultPolicy, concurrency },
-    (settled) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
-  )
+  Effect.contextWith((services: Context.Context<never>) =>
+    runRound(
+      services,
+      compiled,
+      calls,
+      noStates,
+      emptyMessages,
+      { ...defaultPolicy, concurrency },
+      (settled) => settled.filter((s): s is ToolResult => !(s instanceof Held) && !(s instanceof Cut))
+    ))

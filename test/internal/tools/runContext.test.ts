@@ -157,8 +157,10 @@ describe("a call built by a fiber of another run", () => {
     }))
 })
 
-describe("a call started by a fiber of another run", () => {
-  it.effect("a bounded round's later call, started when an earlier one ends on another run's wake-up, still marks its own result", () =>
+// Whether the later call is built on the other run's fiber depends on how effect resumes it; the
+// unit test above pins the rule for a call built on a fiber of another run.
+describe("a call started after another ends, in a bounded round", () => {
+  it.effect("in a bounded round, a call started after an earlier one ends (here on another run's wake-up) marks its own result", () =>
     Effect.gen(function*() {
       const gate = yield* Deferred.make<void>()
       const started = yield* Deferred.make<void>()
