@@ -7,7 +7,10 @@
 // before the next step starts, as a loopwork durable step records its
 // result before the run goes on.
 //
-//   LANGGRAPH_DATABASE_URL=<postgres url> node bench/durable-langgraph.mjs <runs> [async|sync]   prints RESULT <json>
+// Warm-up and measurement as bench/durable.ts's: runs for at least <warm-ms>
+// (at least 3), then runs for at least <measure-ms> and at least <runs>.
+//
+//   LANGGRAPH_DATABASE_URL=<postgres url> node bench/durable-langgraph.mjs <runs> [async|sync] [warm-ms] [measure-ms]   prints RESULT <json>
 import { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessage } from "@langchain/core/messages"
 import { tool } from "@langchain/core/tools"
@@ -16,8 +19,10 @@ import { createReactAgent } from "@langchain/langgraph/prebuilt"
 import { z } from "zod"
 
 const url = process.env.LANGGRAPH_DATABASE_URL
-const [runsArg, durabilityArg = "async"] = process.argv.slice(2)
+const [runsArg, durabilityArg = "async", warmArg = "1000", measureArg = "2000"] = process.argv.slice(2)
 const runs = Number(runsArg)
+const warmMs = Number(warmArg)
+const measureMs = Number(measureArg)
 if (durabilityArg !== "async" && durabilityArg !== "sync") throw new Error(`durability: "async" or "sync", not ${durabilityArg}`)
 const durability = durabilityArg
 const ROUNDS = 5
@@ -47,9 +52,15 @@ const once = async (id) => {
   const last = result.messages[result.messages.length - 1]
   if (last.content !== "done" || result.messages.filter((m) => m.getType() === "tool").length !== ROUNDS) throw new Error("wrong run")
 }
-await once("warm-up")
-const t0 = performance.now()
-for (let i = 0; i < runs; i++) await once(`long-${i}`)
-const msPerRun = (performance.now() - t0) / runs
+/** Runs one after another for at least `ms` and at least `min` runs; how many ran and for how long. */
+const runsFor = async (prefix, ms, min) => {
+  const start = performance.now()
+  let count = 0
+  while (count < min || performance.now() - start < ms) await once(`${prefix}-${count++}`)
+  return { count, ms: performance.now() - start }
+}
+await runsFor("warm-up", warmMs, 3)
+const measured = await runsFor("long", measureMs, runs)
+const msPerRun = measured.ms / measured.count
 await checkpointer.end()
 console.log(`RESULT ${JSON.stringify({ msPerRun: Number(msPerRun.toFixed(2)), msPerCall: Number((msPerRun / (2 * ROUNDS + 1)).toFixed(3)) })}`)

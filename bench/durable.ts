@@ -7,8 +7,8 @@
  * `synchronous: "normal"`: `postgres-normal`) — it measures:
  *
  * - ms per recorded step: runs of 5 tool rounds (1 version record, 6 model
- *   calls, 5 tool calls: 12 activities), one after another; wall time divided
- *   by the activities recorded;
+ *   calls, 5 tool calls: 12 activities), one after another, for at least
+ *   2 s and at least 40 runs; wall time divided by the activities recorded;
  * - short runs per second: 1,000 runs of one model call (2 activities)
  *   started together;
  * - next to it, LangGraph's `createReactAgent` with its PostgreSQL
@@ -17,6 +17,11 @@
  *   `durability: "async"` (`langgraph`: a checkpoint is written while the
  *   next step runs) and with `"sync"` (`langgraph.sync`: written before
  *   it, as a loopwork step's record is), each on a database of its own.
+ *
+ * Each store is warmed up first: long runs for at least 1 s (at least 3),
+ * then 100 short runs started together, so the figures are the steady
+ * state's, not the JIT compiler's (the memory engine's first 40 runs cost
+ * 2 to 3 times its later ones). LangGraph's runs get the same warm-up.
  *
  * The model is the scripted model (no latency), so the figures are the
  * engine's and the store's cost. Prints `RESULT <json>`.
@@ -40,6 +45,9 @@ const only = process.argv.find((a) => a.startsWith("--stores="))?.slice("--store
 const ROUNDS = 5
 const longRuns = quick ? 3 : 40
 const shortRuns = quick ? 50 : 1000
+/** Milliseconds of warm-up, and the least time the long runs are measured for. */
+const warmMs = quick ? 100 : 1000
+const measureMs = quick ? 200 : 2000
 
 const Echo = Tool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
 const toolkit = Toolkit.make(Echo)
@@ -68,15 +76,25 @@ const measure = (engine: Engine) =>
   Effect.gen(function*() {
     const finished = (result: { readonly _tag: string }) =>
       result._tag === "Finished" ? Effect.void : Effect.die(new Error(`a run ended ${result._tag}`))
-    yield* Effect.flatMap(Bench.execute({ id: "warm-up", kind: "long" }), finished)
-    const t0 = performance.now()
-    for (let i = 0; i < longRuns; i++) yield* Effect.flatMap(Bench.execute({ id: `long-${i}`, kind: "long" }), finished)
-    const msPerRun = (performance.now() - t0) / longRuns
+    const long = (id: string) => Effect.flatMap(Bench.execute({ id, kind: "long" }), finished)
+    const short = (id: string) => Effect.flatMap(Bench.execute({ id, kind: "short" }), finished)
+    /** Long runs one after another for at least `ms` and at least `min` runs; how many ran and for how long. */
+    const longRunsFor = (prefix: string, ms: number, min: number) =>
+      Effect.gen(function*() {
+        const start = performance.now()
+        let count = 0
+        while (count < min || performance.now() - start < ms) yield* long(`${prefix}-${count++}`)
+        return { count, ms: performance.now() - start }
+      })
+    yield* longRunsFor("warm-up", warmMs, 3)
+    yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => `warm-up-short-${i}`), short, { concurrency: "unbounded", discard: true })
+    const measured = yield* longRunsFor("long", measureMs, longRuns)
+    const msPerRun = measured.ms / measured.count
     const msPerStep = msPerRun / (2 * ROUNDS + 2)
     const t1 = performance.now()
     yield* Effect.forEach(
       Array.from({ length: shortRuns }, (_, i) => i),
-      (i) => Effect.flatMap(Bench.execute({ id: `short-${i}`, kind: "short" }), finished),
+      (i) => short(`short-${i}`),
       { concurrency: "unbounded", discard: true }
     )
     const runsPerS = shortRuns / ((performance.now() - t1) / 1000)
@@ -122,7 +140,7 @@ try {
       const langgraph = async (durability: "async" | "sync") => {
         await pg.createDatabase(`langgraph_${durability}`)
         // The URL goes by the environment, not the command line (where `ps` would show its password).
-        const out = execFileSync(process.execPath, [fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)), String(longRuns), durability], {
+        const out = execFileSync(process.execPath, [fileURLToPath(new URL("./durable-langgraph.mjs", import.meta.url)), String(longRuns), durability, String(warmMs), String(measureMs)], {
           encoding: "utf8",
           env: { ...process.env, LANGGRAPH_DATABASE_URL: Redacted.value(url).replace(/\/bench$/, `/langgraph_${durability}`) }
         })
