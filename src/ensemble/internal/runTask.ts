@@ -16,7 +16,7 @@ import { isWatched, publish, Sink } from "../EnsembleEvent.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { Observer } from "../../RunEvent.ts"
 import { messageOf } from "../../internal/describe.ts"
-import { forLog } from "../../internal/redact.ts"
+import { forLog, redactSecrets } from "../../internal/redact.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { taskSpan } from "../../internal/telemetry/ensembleSpans.ts"
 import { isTraced } from "../../internal/tracing.ts"
@@ -204,8 +204,14 @@ const publishToolCalls = (task: ResolvedTask, chain: Chain.Chain): Effect.Effect
     }
   })
 
+/**
+ * @internal why a task whose work died failed: the defect's message,
+ * credentials redacted (the reason reaches records, events and errors)
+ */
+export const defectReason = (defect: unknown): string => `unexpected error: ${redactSecrets(messageOf(defect))}`
+
 // A defect (a model or tool that died) fails the task, so the outputs completed before it are kept.
-const failedByDefect = (defect: unknown) => Effect.fail(new TaskFailure(`unexpected error: ${messageOf(defect)}`))
+const failedByDefect = (defect: unknown) => Effect.fail(new TaskFailure(defectReason(defect)))
 
 /**
  * The task's work between `TaskStarted` and `TaskCompleted` / `TaskFailed`,
