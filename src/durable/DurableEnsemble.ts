@@ -14,6 +14,10 @@
  * published by the process that runs each part (again on a replay, with the
  * same delegation ids); and a structured output is given as its
  * `outputType`'s JSON encoding (a workflow's result is stored as JSON).
+ * Delegation records and worker outputs are listed by when each delegation
+ * ended, a replay too; a child workflow that dies (a defect, an engine
+ * error) fails its work as a failing worker does (for a delegation, a
+ * FAILURE record, credentials redacted).
  *
  * @stability unstable (effect/workflow and effect/cluster are)
  * @since 0.1.0

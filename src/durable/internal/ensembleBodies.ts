@@ -15,13 +15,17 @@
  * (the recorder passes them through), so the guard, the budget and the
  * delegation records they keep in memory are rebuilt by every replay; each
  * body draws its delegation ids from a `Random` seeded with its execution
- * id, so a replay draws the same ones. A child starts from its parent's
- * usage of the budgets and constraints, and brings back its output, the
- * delegation records it made and what it used (see `ensembleChildren.ts`).
+ * id, so a replay draws the same ones, and each record goes where the time
+ * its delegation ended puts it — a time stored with the child's result, or
+ * in the body — so a replay lists them as the run it replays did (see
+ * `recordOrder.ts`). A child starts from its parent's usage of the budgets
+ * and constraints, and brings back its output, the delegation records it
+ * made with their places and what it used (see `ensembleChildren.ts`).
  *
  * @internal
  */
-import { type Context, Effect, Random } from "effect"
+import { Clock, type Context, Effect, Random, Schema } from "effect"
+import { Activity } from "effect/workflow"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import { CurrentDurability } from "../../internal/durability.ts"
 import type { Ensemble } from "../../ensemble/Ensemble.ts"
@@ -39,32 +43,50 @@ import {
   asContext,
   type Children,
   type DelegationPayload,
-  failureOf,
   type Inputs,
+  settled,
   storedOutput,
   TaskFailed,
   type TaskPayload
 } from "./ensembleChildren.ts"
-import { names, recorder, runCount } from "./recorder.ts"
+import { type Names, names, recorder, runCount } from "./recorder.ts"
 
 type Engine = WorkflowEngine | WorkflowInstance
+
+/** When a delegation that did not succeed ended, as a body stores it. */
+const Ended = Schema.Struct({ at: Schema.Number, millis: Schema.Number })
 
 /**
  * Where the work of the execution `executionId` runs: each task and each
  * delegation in its child workflow. A delegation is keyed by its call id and
  * the n-th run of that call's handler in this body (a repaired call runs
- * again), so a replay meets the same keys.
+ * again), so a replay meets the same keys. A child that dies fails its work
+ * (see `settled`). When a delegation asked for in this body did not succeed
+ * (blocked, refused, its worker failed), the time it ended is an activity
+ * named after its path (`next`), so a replay places its record where the
+ * run it replays did.
  */
-const runnerOf = (children: Children, executionId: string, inputs: typeof Inputs.Type, services: Context.Context<Engine>): TaskRunner => {
+const runnerOf = (
+  children: Children,
+  executionId: string,
+  inputs: typeof Inputs.Type,
+  services: Context.Context<Engine>,
+  next: Names | undefined
+): TaskRunner => {
   const nth = runCount()
+  const clock = (started: number) => Effect.map(Clock.currentTimeMillis, (now) => ({ at: now, millis: Math.max(0, now - started) }))
   return {
     run: (index, _task, context, usage) =>
-      children.task.execute({ parent: executionId, index, inputs, context: asContext(context), usage }).pipe(
-        Effect.provideContext(services),
-        Effect.mapError(failureOf)
-      ),
+      settled(
+        children.task._tag,
+        children.task.execute({ parent: executionId, index, inputs, context: asContext(context), usage })
+      ).pipe(Effect.provideContext(services)),
+    ended: (path, started) =>
+      next === undefined
+        ? clock(started)
+        : Activity.make({ name: next.ended(path), success: Ended, execute: clock(started) }).pipe(Effect.provideContext(services)),
     delegate: ({ callId, context, depth, taskIndex, work }, usage) =>
-      children.delegation.execute({
+      settled(children.delegation._tag, children.delegation.execute({
         parent: executionId,
         key: `${callId}/${nth(callId)}`,
         inputs,
@@ -75,7 +97,7 @@ const runnerOf = (children: Children, executionId: string, inputs: typeof Inputs
         context: asContext(context),
         depth,
         usage
-      }).pipe(Effect.provideContext(services), Effect.mapError(failureOf))
+      })).pipe(Effect.provideContext(services))
   }
 }
 
@@ -86,8 +108,14 @@ const delegationTools = (ensemble: Ensemble<unknown>): ReadonlySet<string> =>
     ...(ensemble.agents.some((agent) => agent.allowDelegation) ? [delegateToolName] : [])
   ])
 
-/** Runs `body` with every model call and handler run recorded, and work elsewhere run by `runner`. */
-const recorded = <A, E, R>(ensemble: Ensemble<unknown>, version: number, executionId: string, runner: TaskRunner, body: Effect.Effect<A, E, R>) =>
+/** Runs `body` with every model call and handler run recorded, and work elsewhere run by `runner` (given the body's activity names). */
+const recorded = <A, E, R>(
+  ensemble: Ensemble<unknown>,
+  version: number,
+  executionId: string,
+  runner: (next: Names) => TaskRunner,
+  body: Effect.Effect<A, E, R>
+) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<Engine>()
     const next = names(yield* versionOf(version))
@@ -95,7 +123,7 @@ const recorded = <A, E, R>(ensemble: Ensemble<unknown>, version: number, executi
     const durability = recorder(next, tools, Effect.succeed(false), (effect) => Effect.provideContext(effect, services))
     return yield* body.pipe(
       Effect.provideService(CurrentDurability, durability),
-      Effect.provideService(CurrentTaskRunner, runner),
+      Effect.provideService(CurrentTaskRunner, runner(next)),
       Random.withSeed(executionId)
     )
   })
@@ -104,11 +132,12 @@ const recorded = <A, E, R>(ensemble: Ensemble<unknown>, version: number, executi
 export const parentBody = (ensemble: Ensemble<unknown>, children: Children, version: number) =>
 (payload: { readonly inputs: typeof Inputs.Type }, executionId: string) =>
   Effect.gen(function*() {
-    const runner = runnerOf(children, executionId, payload.inputs, yield* Effect.context<Engine>())
-    // Only a HIERARCHICAL parent calls a model (its manager's); the others keep the history they had.
+    const services = yield* Effect.context<Engine>()
+    const runner = (next: Names | undefined) => runnerOf(children, executionId, payload.inputs, services, next)
+    // Only a HIERARCHICAL parent calls a model (its manager's) and asks for delegations; the others keep the history they had.
     return yield* ensemble.workflow === "HIERARCHICAL"
       ? recorded(ensemble, version, executionId, runner, run(ensemble, payload.inputs))
-      : Effect.provideService(run(ensemble, payload.inputs), CurrentTaskRunner, runner)
+      : Effect.provideService(run(ensemble, payload.inputs), CurrentTaskRunner, runner(undefined))
   })
 
 /** The run's shared state and the ensemble's tasks with their templates filled, as `Ensemble.run` prepares them. */
@@ -138,7 +167,8 @@ const worker = (
   work: (d: Delegations, tasks: ReadonlyArray<ResolvedTask>) => Effect.Effect<Work, TaskFailed>
 ) =>
   Effect.gen(function*() {
-    const runner = runnerOf(children, executionId, payload.inputs, yield* Effect.context<Engine>())
+    const services = yield* Effect.context<Engine>()
+    const runner = (next: Names) => runnerOf(children, executionId, payload.inputs, services, next)
     // Prepared inside: the run's shared services (`d.services`) keep the durability and the runner.
     return yield* recorded(
       ensemble,
@@ -151,9 +181,10 @@ const worker = (
         const usage = () => used(payload.usage, usageOf(d))
         return yield* Effect.gen(function*() {
           const { context, depth, task } = yield* work(d, tasks)
-          const made = yield* runAgent(d, task, context, depth).pipe(Effect.provide(d.services))
+          // The paths of its records are relative to its work's (the parent places them under it).
+          const made = yield* runAgent(d, task, context, depth, []).pipe(Effect.provide(d.services))
           const output = yield* storedOutput(made, task.outputType)
-          return { output, delegations: [...d.records], peerToolCalls: d.counters.peerToolCalls, usage: usage() }
+          return { output, delegations: [...d.records], places: [...d.places], peerToolCalls: d.counters.peerToolCalls, usage: usage() }
         }).pipe(Effect.mapError((error) => failed(error, usage())))
       })
     )

@@ -9,9 +9,12 @@
  *
  * @internal
  */
-import { Effect, Schema } from "effect"
+import { Cause, Effect, Schema } from "effect"
 import { Workflow } from "effect/workflow"
+import { describe } from "../../internal/describe.ts"
+import { redactSecrets } from "../../internal/redact.ts"
 import { DelegationRecord } from "../../ensemble/Delegation.ts"
+import { Place } from "../../ensemble/internal/recordOrder.ts"
 import { TaskFailure } from "../../ensemble/internal/runTask.ts"
 import { Usage } from "../../ensemble/internal/usage.ts"
 import { TaskOutput } from "../../ensemble/TaskOutput.ts"
@@ -48,10 +51,15 @@ export const DelegationPayload = Schema.Struct({
   usage: Usage
 })
 
-/** @internal what a child workflow brings back */
+/**
+ * @internal what a child workflow brings back: with the delegations its
+ * agent made, where each goes (`places`; absent from results stored before
+ * places were)
+ */
 export const TaskResult = Schema.Struct({
   output: TaskOutput,
   delegations: Schema.Array(DelegationRecord),
+  places: Schema.optionalKey(Schema.Array(Place)),
   peerToolCalls: Schema.Int,
   usage: Usage
 })
@@ -95,3 +103,27 @@ export const asContext = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<Tas
 
 /** @internal a child's failure as the ensemble's: its reason and what it used */
 export const failureOf = (failed: TaskFailed): TaskFailure => new TaskFailure(failed.reason, failed.usage)
+
+/**
+ * @internal why work whose child workflow `workflow` died failed: the
+ * defect's message, credentials redacted, and what to fix
+ */
+export const diedReason = (workflow: string, defect: unknown): string =>
+  `its child workflow '${workflow}' died: ${redactSecrets(describe(defect))}. That is a defect in the agent's code ` +
+  `(a tool handler, a model layer) or an error of the workflow engine or its storage, not an answer of the agent: ` +
+  `fix the defect or the engine's storage`
+
+/**
+ * @internal the end of a child workflow (`run`, its start and its result)
+ * as the ensemble's: its failure as `failureOf`, and a defect — the child's
+ * (a defect its body did not catch) or the engine's when starting it or
+ * reading its result — as a failure too (see `diedReason`), so the caller
+ * records it as a failing worker's and goes on. Interruption, which is also
+ * how a workflow suspends, goes on as it was.
+ */
+export const settled = <A, R>(workflow: string, run: Effect.Effect<A, TaskFailed, R>): Effect.Effect<A, TaskFailure, R> =>
+  Effect.catchCause(run, (cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    const found = Cause.findError(cause)
+    return Effect.fail(found._tag === "Success" ? failureOf(found.success) : new TaskFailure(diedReason(workflow, Cause.squash(cause))))
+  })

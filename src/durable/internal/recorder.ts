@@ -63,6 +63,8 @@ export interface Names {
   readonly model: () => string
   readonly tool: (callId: string) => string
   readonly wait: (callId: string) => string
+  /** When the delegation at `path` (a durable ensemble's, see `recordOrder.ts`) ended, if it did not succeed. */
+  readonly ended: (path: ReadonlyArray<number>) => string
 }
 
 /**
@@ -85,7 +87,8 @@ export const names = (version: number): Names => {
   return {
     model: () => `v${version}/model/${++models}`,
     tool: (callId) => `v${version}/tool/${callId}/${nth(callId)}`,
-    wait: (callId) => `v${version}/wait/${callId}`
+    wait: (callId) => `v${version}/wait/${callId}`,
+    ended: (path) => `v${version}/delegation/${path.join(".")}/ended`
   }
 }
 

@@ -21,7 +21,8 @@ import * as Role from "../Role.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { type Budget, refusal, takeDelegation } from "./budget.ts"
 import type { Guard } from "./guard.ts"
-import { recordFailure, recordSuccess, request, started_, uuid } from "./delegationRecords.ts"
+import { type Attempt, recordFailure, recordSuccess, request, started_, uuid } from "./delegationRecords.ts"
+import { type Asker, asker, nextPath, type Place } from "./recordOrder.ts"
 import { type ModelCache, type ResolvedTask, TaskFailure, runTask } from "./runTask.ts"
 import { CurrentTaskRunner, type DelegatedWork, remotely } from "./taskRunner.ts"
 
@@ -29,7 +30,10 @@ import { CurrentTaskRunner, type DelegatedWork, remotely } from "./taskRunner.ts
 export interface Delegations {
   readonly agents: ReadonlyArray<Agent.Any>
   readonly maxDepth: number
+  /** The run's delegation records, in order (see `recordOrder.ts`). */
   readonly records: Array<DelegationRecord>
+  /** Where each record goes, by position. */
+  readonly places: Array<Place>
   /** The run's services (the ensemble's model, tool handlers), for workers. */
   readonly services: Context.Context<ChatModel>
   /** The agents' own models, built once for the run. */
@@ -89,7 +93,9 @@ export const availableRoles = (d: Delegations): string => `[${d.agents.map((agen
 
 /**
  * Runs a task by its agent at `depth`; an agent with `allowDelegation` gets
- * the `delegate` tool.
+ * the `delegate` tool. `path` places the records of the delegations it asks
+ * for (see `recordOrder.ts`): a root task's position, or the path of the
+ * delegation it works on.
  *
  * @internal
  */
@@ -97,11 +103,13 @@ export const runAgent = (
   d: Delegations,
   task: ResolvedTask,
   context: ReadonlyArray<TaskOutput>,
-  depth: number
+  depth: number,
+  path: ReadonlyArray<number>
 ): Effect.Effect<TaskOutput, TaskFailure, ChatModel> => {
   if (!task.agent.allowDelegation) return logged(d, task, runTask(task, context, task.agent.toolkit, d.models))
   const caller = task.agent
-  const layer = peerToolkit.toLayer({ delegate: (params, { toolCallId }) => peerDelegate(d, caller, depth, params, toolCallId) })
+  const from = asker(path)
+  const layer = peerToolkit.toLayer({ delegate: (params, { toolCallId }) => peerDelegate(d, caller, depth, from, params, toolCallId) })
   return logged(
     d,
     task,
@@ -113,18 +121,22 @@ const peerDelegate = (
   d: Delegations,
   caller: Agent.Any,
   depth: number,
+  from: Asker,
   params: typeof DelegateParameters.Type,
   callId: string | undefined
 ): Effect.Effect<string, string> =>
   Effect.gen(function*() {
-    const startedAt = yield* Clock.currentTimeMillis
+    // First, before anything can yield: delegations asked for at once are counted in call order.
+    const path = nextPath(from)
+    const started = yield* Clock.currentTimeMillis
     const base = {
       kind: "peer" as const,
       delegatingRole: caller.role,
       depth,
       request: request(yield* uuid, params.agentRole, params.taskDescription)
     }
-    const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, startedAt), reason)
+    const attempt: Attempt = { base, path, started }
+    const blocked = (reason: string) => Effect.as(recordFailure(d, attempt, params.agentRole, reason), reason)
     if (params.agentRole.trim().length === 0) {
       return yield* blocked("Error: agentRole must not be blank. Give the role of the agent to delegate to.")
     }
@@ -154,7 +166,7 @@ const peerDelegate = (
       maxOutputRetries: 0
     }
     const job = { callId, work, taskIndex: undefined, context: [], depth: depth + 1 }
-    return yield* runDelegated(d, base, job, startedAt, `Agent '${worker.role}' failed`, (output) => {
+    return yield* runDelegated(d, attempt, job, `Agent '${worker.role}' failed`, (output) => {
       d.counters.peerToolCalls += output.toolCallCount
     })
   })
@@ -175,51 +187,49 @@ export interface Job extends Omit<DelegatedWork, "callId"> {
  */
 export const runDelegated = (
   d: Delegations,
-  base: Omit<DelegationRecord, "response">,
+  attempt: Attempt,
   job: Job,
-  startedAt: number,
   failurePrefix: string,
   onSuccess: (output: TaskOutput) => void
 ): Effect.Effect<string, string> =>
   Effect.suspend(() => {
-    if (takeDelegation(d.budget)) return runApproved(d, base, job, startedAt, failurePrefix, onSuccess)
+    if (takeDelegation(d.budget)) return runApproved(d, attempt, job, failurePrefix, onSuccess)
     const reason = `Delegation refused: ${refusal(d.budget)}`
-    return Effect.flatMap(recordFailure(d, base, job.work.agent.role, reason, startedAt), () => Effect.fail(reason))
+    return Effect.flatMap(recordFailure(d, attempt, job.work.agent.role, reason), () => Effect.fail(reason))
   })
 
 /**
  * The worker's run: here, or where the run's `TaskRunner` puts it (a durable
  * ensemble's child workflow, keyed by the tool call), its records merged.
  */
-const runWorker = (d: Delegations, job: Job): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
+const runWorker = (d: Delegations, job: Job, path: ReadonlyArray<number>): Effect.Effect<TaskOutput, TaskFailure, ChatModel> =>
   Effect.flatMap(Effect.service(CurrentTaskRunner), (runner) => {
-    if (runner === undefined) return runAgent(d, job.work, job.context, job.depth)
+    if (runner === undefined) return runAgent(d, job.work, job.context, job.depth, path)
     const callId = job.callId
     if (callId === undefined) return Effect.fail(new TaskFailure("a durable delegation needs the id of the tool call that asked for it"))
-    return remotely(d, (usage) => runner.delegate({ ...job, callId }, usage))
+    return remotely(d, path, (usage) => runner.delegate({ ...job, callId }, usage))
   })
 
 const runApproved = (
   d: Delegations,
-  base: Omit<DelegationRecord, "response">,
+  attempt: Attempt,
   job: Job,
-  startedAt: number,
   failurePrefix: string,
   onSuccess: (output: TaskOutput) => void
 ): Effect.Effect<string, string> =>
-  started_(base, job.work.agent.role).pipe(
-    Effect.andThen(runWorker(d, job)),
+  started_(attempt.base, job.work.agent.role).pipe(
+    Effect.andThen(runWorker(d, job, attempt.path)),
     Effect.provide(d.services),
     Effect.matchEffect({
       onFailure: (failure) =>
         Effect.flatMap(
-          recordFailure(d, base, job.work.agent.role, failure.reason, startedAt, false),
+          recordFailure(d, attempt, job.work.agent.role, failure.reason, false),
           () => Effect.fail(`${failurePrefix}: ${failure.reason}`)
         ),
       onSuccess: (output) =>
         Effect.suspend(() => {
           onSuccess(output)
-          return Effect.as(recordSuccess(d, base, output), output.raw)
+          return Effect.as(recordSuccess(d, attempt, output), output.raw)
         })
     })
   )

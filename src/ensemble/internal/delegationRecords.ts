@@ -2,16 +2,37 @@
  * The records every delegation attempt leaves (approved, blocked, failed or
  * done) and the events that announce them: the request with the
  * specification's defaults, its id drawn from Effect's `Random`, and the
- * response once the attempt ends.
+ * response once the attempt ends, put at its place in the run's records
+ * (see `recordOrder.ts`).
  *
  * @internal
  */
-import { Clock, Duration, Effect, Random } from "effect"
+import { Clock, DateTime, Duration, Effect, Random } from "effect"
 import type { DelegationRecord, DelegationRequest } from "../Delegation.ts"
 import { publish } from "../EnsembleEvent.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
+import { place, type Placed } from "./recordOrder.ts"
 import type { ResolvedTask } from "./runTask.ts"
 import { jsonSchemaOf } from "./structured.ts"
+import { CurrentTaskRunner, type Ended } from "./taskRunner.ts"
+
+/** @internal one delegation attempt: its record without the response, the path of calls that asked for it, when it started */
+export interface Attempt {
+  readonly base: Omit<DelegationRecord, "response">
+  readonly path: ReadonlyArray<number>
+  readonly started: number
+}
+
+/**
+ * When an attempt that did not succeed ended, and how long it took: by the
+ * clock, or as the run's `TaskRunner` keeps it (a durable ensemble's body
+ * stores it, so a replay puts the record where the run it replays did).
+ */
+const ended = (attempt: Attempt): Effect.Effect<Ended> =>
+  Effect.flatMap(Effect.service(CurrentTaskRunner), (runner) =>
+    runner === undefined
+      ? Effect.map(Clock.currentTimeMillis, (now) => ({ at: now, millis: now - attempt.started }))
+      : runner.ended(attempt.path, attempt.started))
 
 const hex = (n: number) => n.toString(16).padStart(2, "0")
 
@@ -50,15 +71,15 @@ export const request = (
 
 /** @internal records a blocked (`rejected`) or failed attempt, and publishes it */
 export const recordFailure = (
-  d: { readonly records: Array<DelegationRecord> },
-  base: Omit<DelegationRecord, "response">,
+  d: Placed,
+  attempt: Attempt,
   workerRole: string,
   error: string,
-  started: number,
   rejected = true
 ) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    d.records.push({
+  Effect.flatMap(ended(attempt), ({ at, millis }) => {
+    const base = attempt.base
+    place(d, {
       ...base,
       response: {
         taskId: base.request.taskId,
@@ -68,9 +89,9 @@ export const recordFailure = (
         artifacts: {},
         errors: [error],
         metadata: {},
-        duration: Duration.millis(now - started)
+        duration: Duration.millis(millis)
       }
-    })
+    }, { at, path: attempt.path })
     const ids = { taskId: base.request.taskId, delegatingRole: base.delegatingRole }
     return publish(
       rejected
@@ -90,13 +111,14 @@ export const started_ = (base: Omit<DelegationRecord, "response">, workerRole: s
     depth: base.depth
   })
 
-/** @internal records a successful attempt, and publishes it */
+/** @internal records a successful attempt, at its place when the worker's output completed, and publishes it */
 export const recordSuccess = (
-  d: { readonly records: Array<DelegationRecord> },
-  base: Omit<DelegationRecord, "response">,
+  d: Placed,
+  attempt: Attempt,
   output: TaskOutput
 ): Effect.Effect<void> => {
-  d.records.push({
+  const base = attempt.base
+  place(d, {
     ...base,
     response: {
       taskId: base.request.taskId,
@@ -109,7 +131,7 @@ export const recordSuccess = (
       metadata: {},
       duration: output.duration
     }
-  })
+  }, { at: DateTime.toEpochMillis(output.completedAt), path: attempt.path })
   return publish({
     _tag: "DelegationCompleted",
     taskId: base.request.taskId,

@@ -16,7 +16,8 @@ import { ConstraintViolationError, TaskExecutionError } from "../EnsembleError.t
 import * as Role from "../Role.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { availableRoles, DelegateParameters, type Delegations, logged, runDelegated } from "./delegation.ts"
-import { recordFailure, request, uuid } from "./delegationRecords.ts"
+import { type Attempt, recordFailure, request, uuid } from "./delegationRecords.ts"
+import { type Asker, asker, comparePaths, nextPath } from "./recordOrder.ts"
 import { type ResolvedTask, runTask } from "./runTask.ts"
 
 /** @internal one of the ensemble's tasks, with the positions of its context tasks */
@@ -87,12 +88,20 @@ const managerTask = (tasks: ReadonlyArray<PlannedTask>, manager: Agent.Any): Res
   maxOutputRetries: 0
 })
 
+/** A worker's output, and the path of the delegation that asked for it (see `recordOrder.ts`). */
+interface WorkerOutput {
+  readonly output: TaskOutput
+  readonly path: ReadonlyArray<number>
+}
+
 /** What the manager's delegations have produced so far. */
 interface Progress {
   /** Every worker output, in the order they arrived. */
-  readonly workerOutputs: Array<TaskOutput>
+  readonly workerOutputs: Array<WorkerOutput>
   /** The latest output (by completion) of each task of the list, by position. */
   readonly taskOutputs: Map<number, TaskOutput>
+  /** The manager, who asks for the delegations. */
+  readonly manager: Asker
 }
 
 /** @internal */
@@ -102,7 +111,7 @@ export const hierarchical = (
   options: ManagerOptions
 ): Effect.Effect<ReadonlyArray<TaskOutput>, TaskExecutionError | ConstraintViolationError, ChatModel> =>
   Effect.gen(function*() {
-    const progress: Progress = { workerOutputs: [], taskOutputs: new Map() }
+    const progress: Progress = { workerOutputs: [], taskOutputs: new Map(), manager: asker([]) }
     const workerOutputs = progress.workerOutputs
     const manager = managerAgent(d.agents, options)
     const layer = managerToolkit.toLayer({ delegateTask: delegateTask(d, tasks, progress) })
@@ -135,6 +144,8 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
     n !== undefined && Number.isInteger(n) && n >= 1 && n <= tasks.length
   return (params: typeof DelegateTaskParameters.Type, call: { readonly toolCallId?: string | undefined }): Effect.Effect<string, string> =>
     Effect.gen(function*() {
+      // First, before anything can yield: delegations asked for at once are counted in call order.
+      const path = nextPath(progress.manager)
       const started = yield* Clock.currentTimeMillis
       const number = params.taskNumber
       // A numbered task keeps its own settings: expected output, outputType and retries, and the
@@ -146,7 +157,8 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
         depth: 0,
         request: request(yield* uuid, params.agentRole, params.taskDescription, planned?.resolved)
       }
-      const blocked = (reason: string) => Effect.as(recordFailure(d, base, params.agentRole, reason, started), reason)
+      const attempt: Attempt = { base, path, started }
+      const blocked = (reason: string) => Effect.as(recordFailure(d, attempt, params.agentRole, reason), reason)
       if (params.agentRole.trim().length === 0) return yield* blocked("Error: agentRole must not be blank.")
       if (params.taskDescription.trim().length === 0) return yield* blocked("Error: taskDescription must not be blank.")
       const worker = d.agents.find((agent) => Role.same(agent.role, params.agentRole))
@@ -166,9 +178,9 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
         context: contextOf(planned, progress),
         depth: 1
       }
-      return yield* runDelegated(d, base, job, started, `Worker '${worker.role}' failed`, (output) => {
+      return yield* runDelegated(d, attempt, job, `Worker '${worker.role}' failed`, (output) => {
         d.guard.complete(worker)
-        progress.workerOutputs.push(output)
+        progress.workerOutputs.push({ output, path })
         const latest = number === undefined ? undefined : progress.taskOutputs.get(number - 1)
         if (number !== undefined && (latest === undefined || !DateTime.isLessThan(output.completedAt, latest.completedAt))) {
           progress.taskOutputs.set(number - 1, output)
@@ -178,13 +190,18 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
 }
 
 /**
- * Worker outputs by when they completed (the sort is stable: ties keep the
- * order they arrived in): the order the delegations ended, also when a
- * durable run replays them, where children that ended long ago arrive in
- * the order they are asked for.
+ * Worker outputs by when they completed, ties in the order their
+ * delegations were asked for — as the delegation records are listed (see
+ * `recordOrder.ts`): the order the delegations ended, also when a durable
+ * run replays them, where children that ended long ago arrive in whatever
+ * order.
  */
-const byCompletion: Order.Order<TaskOutput> = Order.mapInput(DateTime.Order, (output: TaskOutput) => output.completedAt)
-const inCompletionOrder = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<TaskOutput> => [...outputs].sort(byCompletion)
+const byCompletion: Order.Order<WorkerOutput> = Order.combine(
+  Order.mapInput(DateTime.Order, (worker: WorkerOutput) => worker.output.completedAt),
+  (a: WorkerOutput, b: WorkerOutput) => Math.sign(comparePaths(a.path, b.path)) as -1 | 0 | 1
+)
+const inCompletionOrder = (outputs: ReadonlyArray<WorkerOutput>): ReadonlyArray<TaskOutput> =>
+  [...outputs].sort(byCompletion).map((worker) => worker.output)
 
 /** What a worker is given: a numbered task keeps its settings, an unnumbered one is ad hoc. */
 const workerTask = (description: string, worker: Agent.Any, planned: PlannedTask | undefined): ResolvedTask =>

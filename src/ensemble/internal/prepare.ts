@@ -75,6 +75,7 @@ export const prepared = (
     agents: ensemble.agents,
     maxDepth: ensemble.maxDelegationDepth,
     records: [],
+    places: [],
     services: durability === undefined ? services : Context.add(services, CurrentDurability, Budget.replayed(budget, durability)),
     models,
     verbose: ensemble.verbose,

@@ -78,17 +78,25 @@ const workflowOf = (
   })
 }
 
-/** How a root task runs: by its agent here, or where the run's `TaskRunner` puts it (its records merged). */
+/**
+ * How a root task runs: by its agent here, or where the run's `TaskRunner`
+ * puts it (its records merged). The records of the delegations its agent
+ * asks for are placed under its position (see `recordOrder.ts`).
+ */
 const rootRunner = (
   d: Delegations,
   tasks: ReadonlyArray<Task>,
   resolved: ReadonlyMap<Task, ResolvedTask>,
   runner: TaskRunner | undefined
 ) => {
-  if (runner === undefined) return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0)
   const position = new Map(tasks.map((task, index) => [resolved.get(task)!, index]))
-  return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) =>
-    remotely(d, (usage) => runner.run(position.get(task) ?? -1, task, context, usage))
+  if (runner === undefined) {
+    return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => runAgent(d, task, context, 0, [(position.get(task) ?? -1) + 1])
+  }
+  return (task: ResolvedTask, context: ReadonlyArray<TaskOutput>) => {
+    const index = position.get(task) ?? -1
+    return remotely(d, [index + 1], (usage) => runner.run(index, task, context, usage))
+  }
 }
 
 /** The error of a failed run: `BudgetExceededError` once a budget ran out, else the workflow's with the delegation records. */

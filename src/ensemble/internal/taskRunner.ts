@@ -7,12 +7,13 @@
  *
  * @internal
  */
-import { Context, Effect } from "effect"
+import { Context, DateTime, Effect } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import type { Budget } from "./budget.ts"
 import type { Guard } from "./guard.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
+import { type Place, type Placed, placeAll } from "./recordOrder.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 import { addUsed, type Usage, usageOf } from "./usage.ts"
 
@@ -21,6 +22,8 @@ export interface RemoteTask {
   readonly output: TaskOutput
   /** Delegations its agent made, for the run's records. */
   readonly delegations: ReadonlyArray<DelegationRecord>
+  /** Where each of them goes, its path relative to the work's (see `recordOrder.ts`). */
+  readonly places?: ReadonlyArray<Place> | undefined
   /** Tool calls of agents it reached through peer delegation. */
   readonly peerToolCalls: number
   /** What the work used of the run's budgets and constraints (from the usage it was given). */
@@ -38,6 +41,12 @@ export interface DelegatedWork {
   readonly depth: number
 }
 
+/** @internal when a delegation attempt ended (epoch millis) and how long it took */
+export interface Ended {
+  readonly at: number
+  readonly millis: number
+}
+
 /** @internal */
 export interface TaskRunner {
   /**
@@ -52,6 +61,11 @@ export interface TaskRunner {
   ) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
   /** Runs an approved delegation's worker. */
   readonly delegate: (delegated: DelegatedWork, usage: Usage) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
+  /**
+   * When the delegation at `path` (asked for at `started`), which did not
+   * succeed, ended: a durable body stores it, so a replay gets the same.
+   */
+  readonly ended: (path: ReadonlyArray<number>, started: number) => Effect.Effect<Ended>
 }
 
 /** @internal */
@@ -60,22 +74,22 @@ export const CurrentTaskRunner = Context.Reference<TaskRunner | undefined>("loop
 })
 
 /** @internal what work run elsewhere adds to: the run's budgets, guard, records and counters */
-export interface Shared {
+export interface Shared extends Placed {
   readonly budget: Budget
   readonly guard: Guard
-  readonly records: Array<DelegationRecord>
   readonly counters: { peerToolCalls: number }
 }
 
 /**
  * Runs work elsewhere (`start`, given the run's usage so far), then adds to
- * the run what it used and the delegations it made — what it used also when
- * it failed.
+ * the run what it used and the delegations it made, at their places under
+ * the work's `path` — what it used also when it failed.
  *
  * @internal
  */
 export const remotely = <R>(
   d: Shared,
+  path: ReadonlyArray<number>,
   start: (usage: Usage) => Effect.Effect<RemoteTask, TaskFailure, R>
 ): Effect.Effect<TaskOutput, TaskFailure, R> =>
   Effect.suspend(() =>
@@ -86,7 +100,7 @@ export const remotely = <R>(
       },
       onSuccess: (remote) => {
         addUsed(d, remote.usage)
-        d.records.push(...remote.delegations)
+        placeAll(d, path, remote.delegations, remote.places, DateTime.toEpochMillis(remote.output.completedAt))
         d.counters.peerToolCalls += remote.peerToolCalls
         return Effect.succeed(remote.output)
       }
