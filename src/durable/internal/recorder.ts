@@ -31,6 +31,7 @@ import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowE
 import type { ChatModelError } from "../../ChatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../../LoopError.ts"
 import { CurrentDurability, type Durability } from "../../internal/durability.ts"
+import { CurrentTaskRunner } from "../../ensemble/internal/taskRunner.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { StoredOutcome } from "../../internal/tools/handlerOutcome.ts"
 import { Turn } from "../../internal/turn.ts"
@@ -92,8 +93,13 @@ export const names = (version: number): Names => {
   }
 }
 
-/** `effect` with no durability of its own: it runs inside one recorded step. */
-const unrecorded = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, CurrentDurability, undefined)
+/**
+ * `effect` with no durability of its own: it runs inside one recorded step.
+ * Nor does it see the body's task runner: an `Ensemble.run` inside a tool
+ * handler runs its tasks here, as a plain run, not as children of the body.
+ */
+const unrecorded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provideService(CurrentDurability, undefined), Effect.provideService(CurrentTaskRunner, undefined))
 
 /** The engine's services an activity needs, captured from the body. */
 type EngineServices = WorkflowEngine | WorkflowInstance
