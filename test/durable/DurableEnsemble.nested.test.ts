@@ -36,7 +36,12 @@ describe("DurableEnsemble: an ensemble run inside a tool handler", () => {
       })
       let innerRuns = 0
       const handlers = toolkit.toLayer({
-        askTeam: () => Effect.map(Ensemble.run(inner), (output) => (innerRuns++, output.raw))
+        askTeam: () =>
+          Ensemble.run(inner).pipe(
+            Effect.map((output) => (innerRuns++, output.raw)),
+            Effect.catch((error) => Effect.succeed(`the team failed: ${error.message}`)),
+            Effect.provide(model.layer)
+          )
       })
       const lead = yield* Agent.make({ role: "Lead", goal: "Ask the team", toolkit })
       const outer = yield* Ensemble.make({
