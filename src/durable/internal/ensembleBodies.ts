@@ -20,7 +20,9 @@
  * in the body — so a replay lists them as the run it replays did (see
  * `recordOrder.ts`). A child starts from its parent's usage of the budgets
  * and constraints, and brings back its output, the delegation records it
- * made with their places and what it used (see `ensembleChildren.ts`).
+ * made with their places and what it used (see `ensembleChildren.ts`); a
+ * child that fails brings back its reason, what it used and the delegation
+ * records it made, as `Ensemble.run` keeps a failing worker's.
  *
  * @internal
  */
@@ -33,6 +35,7 @@ import { type Delegations, delegateToolName, runAgent } from "../../ensemble/int
 import { delegateTaskToolName } from "../../ensemble/internal/hierarchical.ts"
 import { prepare, run } from "../../ensemble/internal/run.ts"
 import { type ResolvedTask, TaskFailure } from "../../ensemble/internal/runTask.ts"
+import type { Made } from "../../ensemble/internal/taskFailure.ts"
 import { CurrentTaskRunner, type TaskRunner } from "../../ensemble/internal/taskRunner.ts"
 import { checkHandlers, checkRun, resolveAll } from "../../ensemble/internal/validate.ts"
 import * as Role from "../../ensemble/Role.ts"
@@ -54,7 +57,7 @@ import { type Names, names, recorder, runCount } from "./recorder.ts"
 type Engine = WorkflowEngine | WorkflowInstance
 
 /** When a delegation that did not succeed ended, as a body stores it. */
-const Ended = Schema.Struct({ at: Schema.Number, millis: Schema.Number })
+const Ended = Schema.Struct({ at: Schema.Finite, millis: Schema.Finite })
 
 /**
  * Where the work of the execution `executionId` runs: each task and each
@@ -63,8 +66,8 @@ const Ended = Schema.Struct({ at: Schema.Number, millis: Schema.Number })
  * again), so a replay meets the same keys. A child that dies fails its work
  * (see `settled`). When a delegation asked for in this body did not succeed
  * (blocked, refused, its worker failed), the time it ended is an activity
- * named after its path (`next`), so a replay places its record where the
- * run it replays did.
+ * named after the tool call that asked for it (`next`), so a replay places
+ * its record where the run it replays did.
  */
 const runnerOf = (
   children: Children,
@@ -81,10 +84,10 @@ const runnerOf = (
         children.task._tag,
         children.task.execute({ parent: executionId, index, inputs, context: asContext(context), usage })
       ).pipe(Effect.provideContext(services)),
-    ended: (path, started) =>
+    ended: ({ callId, path, started }) =>
       next === undefined
         ? clock(started)
-        : Activity.make({ name: next.ended(path), success: Ended, execute: clock(started) }).pipe(Effect.provideContext(services)),
+        : Activity.make({ name: next.ended(callId, path), success: Ended, execute: clock(started) }).pipe(Effect.provideContext(services)),
     delegate: ({ callId, context, depth, taskIndex, work }, usage) =>
       settled(children.delegation._tag, children.delegation.execute({
         parent: executionId,
@@ -179,22 +182,35 @@ const worker = (
         const { d, tasks } = yield* prepared(ensemble, payload.inputs)
         startFrom(d, payload.usage)
         const usage = () => used(payload.usage, usageOf(d))
+        // The paths of its records are relative to its work's (the parent places them under it).
+        const made = (): Made => ({ delegations: [...d.records], places: [...d.places], peerToolCalls: d.counters.peerToolCalls })
         return yield* Effect.gen(function*() {
           const { context, depth, task } = yield* work(d, tasks)
-          // The paths of its records are relative to its work's (the parent places them under it).
-          const made = yield* runAgent(d, task, context, depth, []).pipe(Effect.provide(d.services))
-          const output = yield* storedOutput(made, task.outputType)
-          return { output, delegations: [...d.records], places: [...d.places], peerToolCalls: d.counters.peerToolCalls, usage: usage() }
-        }).pipe(Effect.mapError((error) => failed(error, usage())))
+          const ran = yield* runAgent(d, task, context, depth, []).pipe(Effect.provide(d.services))
+          const output = yield* storedOutput(ran, task.outputType)
+          return { output, ...made(), usage: usage() }
+        }).pipe(Effect.mapError((error) => failed(error, usage(), made())))
       })
     )
   }).pipe(Effect.scoped, Effect.mapError((error) => failed(error, undefined)))
 
-/** A child's failure, with what it used once it had started. */
-const failed = (error: TaskFailed | TaskFailure | { readonly message: string }, usage: Usage | undefined): TaskFailed => {
+/**
+ * A child's failure, with what it used and what its agent made once it had
+ * started (`made`, kept when it made delegations: `Ensemble.run` keeps the
+ * records of a failing worker's delegations).
+ */
+const failed = (
+  error: TaskFailed | TaskFailure | { readonly message: string },
+  usage: Usage | undefined,
+  made?: Made
+): TaskFailed => {
   if (error instanceof TaskFailed) return error
   const reason = error instanceof TaskFailure ? error.reason : error.message
-  return new TaskFailed(usage === undefined ? { reason } : { reason, usage })
+  return new TaskFailed({
+    reason,
+    ...(usage === undefined ? {} : { usage }),
+    ...(made === undefined || made.delegations.length === 0 ? {} : { made })
+  })
 }
 
 /** @internal a task's body: the task by its agent */

@@ -2,7 +2,8 @@
  * The child workflows of a durable ensemble and what crosses their
  * boundary, as Schema data: what a task's or a delegation's child is given
  * (the parent's usage of its budgets among it) and what it brings back (its
- * output, the delegations it made, what it used). A structured output
+ * output, the delegations it made, what it used; when it fails, its reason,
+ * what it used and the delegations it made all the same). A structured output
  * crosses as its `outputType`'s JSON encoding, and a durable ensemble gives
  * it so (a workflow's result is stored as JSON); outputs given as context
  * cross without it (the prompt shows their text).
@@ -19,10 +20,26 @@ import { TaskFailure } from "../../ensemble/internal/runTask.ts"
 import { Usage } from "../../ensemble/internal/usage.ts"
 import { TaskOutput } from "../../ensemble/TaskOutput.ts"
 
-/** @internal why a child workflow failed */
+/**
+ * @internal what a child's agent made before the child failed: the records
+ * of its delegations with a place for each (as many places as records, or
+ * the failure does not decode), and its peer tool calls
+ */
+export const Made = Schema.Struct({
+  delegations: Schema.Array(DelegationRecord),
+  places: Schema.Array(Place),
+  peerToolCalls: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+}).check(Schema.makeFilter((made) => made.places.length === made.delegations.length || "a place for each delegation record"))
+
+/**
+ * @internal why a child workflow failed: with what it used and what its
+ * agent made (`made`, when it made delegations), once it had started;
+ * `made` is absent from failures stored before it was
+ */
 export class TaskFailed extends Schema.TaggedError<TaskFailed>()("TaskFailed", {
   reason: Schema.String,
-  usage: Schema.optionalKey(Usage)
+  usage: Schema.optionalKey(Usage),
+  made: Schema.optionalKey(Made)
 }) {}
 
 /** @internal the ensemble's template inputs */
@@ -101,8 +118,8 @@ export const storedOutput = (output: TaskOutput, outputType: OutputType): Effect
 export const asContext = (outputs: ReadonlyArray<TaskOutput>): ReadonlyArray<TaskOutput> =>
   outputs.map(({ parsedOutput: _, ...text }) => text)
 
-/** @internal a child's failure as the ensemble's: its reason and what it used */
-export const failureOf = (failed: TaskFailed): TaskFailure => new TaskFailure(failed.reason, failed.usage)
+/** @internal a child's failure as the ensemble's: its reason, what it used and what it made */
+export const failureOf = (failed: TaskFailed): TaskFailure => new TaskFailure(failed.reason, failed.usage, failed.made)
 
 /**
  * @internal why work whose child workflow `workflow` died failed: the

@@ -64,8 +64,13 @@ export interface Names {
   readonly model: () => string
   readonly tool: (callId: string) => string
   readonly wait: (callId: string) => string
-  /** When the delegation at `path` (a durable ensemble's, see `recordOrder.ts`) ended, if it did not succeed. */
-  readonly ended: (path: ReadonlyArray<number>) => string
+  /**
+   * When the delegation a durable ensemble's tool call `callId` asked for
+   * ended, if it did not succeed: named after the call and its n-th such
+   * end (a repaired call asks again), like the call's own steps; after its
+   * `path` (see `recordOrder.ts`) only for a call without an id.
+   */
+  readonly ended: (callId: string | undefined, path: ReadonlyArray<number>) => string
 }
 
 /**
@@ -85,11 +90,15 @@ export const runCount = (): (callId: string) => number => {
 export const names = (version: number): Names => {
   let models = 0
   const nth = runCount()
+  const nthEnded = runCount()
   return {
     model: () => `v${version}/model/${++models}`,
     tool: (callId) => `v${version}/tool/${callId}/${nth(callId)}`,
     wait: (callId) => `v${version}/wait/${callId}`,
-    ended: (path) => `v${version}/delegation/${path.join(".")}/ended`
+    ended: (callId, path) =>
+      callId === undefined
+        ? `v${version}/delegation/path/${path.join(".")}/ended`
+        : `v${version}/delegation/${callId}/${nthEnded(callId)}/ended`
   }
 }
 

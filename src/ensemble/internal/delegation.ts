@@ -135,7 +135,7 @@ const peerDelegate = (
       depth,
       request: request(yield* uuid, params.agentRole, params.taskDescription)
     }
-    const attempt: Attempt = { base, path, started }
+    const attempt: Attempt = { base, path, started, callId }
     const blocked = (reason: string) => Effect.as(recordFailure(d, attempt, params.agentRole, reason), reason)
     if (params.agentRole.trim().length === 0) {
       return yield* blocked("Error: agentRole must not be blank. Give the role of the agent to delegate to.")

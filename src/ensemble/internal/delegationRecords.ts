@@ -16,11 +16,16 @@ import type { ResolvedTask } from "./runTask.ts"
 import { jsonSchemaOf } from "./structured.ts"
 import { CurrentTaskRunner, type Ended } from "./taskRunner.ts"
 
-/** @internal one delegation attempt: its record without the response, the path of calls that asked for it, when it started */
+/**
+ * @internal one delegation attempt: its record without the response, the
+ * path of calls that asked for it, when it started, and the id of the tool
+ * call that asked for it (what a durable body names its stored end after)
+ */
 export interface Attempt {
   readonly base: Omit<DelegationRecord, "response">
   readonly path: ReadonlyArray<number>
   readonly started: number
+  readonly callId: string | undefined
 }
 
 /**
@@ -32,7 +37,7 @@ const ended = (attempt: Attempt): Effect.Effect<Ended> =>
   Effect.flatMap(Effect.service(CurrentTaskRunner), (runner) =>
     runner === undefined
       ? Effect.map(Clock.currentTimeMillis, (now) => ({ at: now, millis: now - attempt.started }))
-      : runner.ended(attempt.path, attempt.started))
+      : runner.ended(attempt))
 
 const hex = (n: number) => n.toString(16).padStart(2, "0")
 

@@ -157,7 +157,7 @@ const delegateTask = (d: Delegations, tasks: ReadonlyArray<PlannedTask>, progres
         depth: 0,
         request: request(yield* uuid, params.agentRole, params.taskDescription, planned?.resolved)
       }
-      const attempt: Attempt = { base, path, started }
+      const attempt: Attempt = { base, path, started, callId: call.toolCallId }
       const blocked = (reason: string) => Effect.as(recordFailure(d, attempt, params.agentRole, reason), reason)
       if (params.agentRole.trim().length === 0) return yield* blocked("Error: agentRole must not be blank.")
       if (params.taskDescription.trim().length === 0) return yield* blocked("Error: taskDescription must not be blank.")

@@ -7,12 +7,16 @@
  * delegations start from the task's position). A delegation made inside
  * another one's work ended first, so it comes before it.
  *
- * Each agent's run counts the delegations it asks for as they start, in
- * call order, so the paths are the same however the work is scheduled. A
- * durable ensemble's child brings back the places of its records, its
- * paths relative to its delegation's, and records taken in its body keep
- * the time stored with them: a replay, whose children's results arrive in
- * whatever order, lists the records as the run it replays did.
+ * Each agent's run counts the delegations it asks for as their handlers
+ * start. The handlers of one answer start in call order, unless reporting a
+ * call's start makes it wait (an event sink that is slow or full), which can
+ * let a later call start first. A durable ensemble's child brings back the
+ * places of its records (also when it failed), its paths relative to its
+ * work's, and a body stores when each delegation that did not succeed ended,
+ * under its tool call: a replay, whose children's results arrive in whatever
+ * order, gives every record the time it had, so it lists them as the run it
+ * replays did — but for ties (ends in the same millisecond), which a waiting
+ * sink can order differently.
  *
  * @internal
  */
@@ -20,7 +24,7 @@ import { Schema } from "effect"
 import type { DelegationRecord } from "../Delegation.ts"
 
 /** @internal where a record goes: when its delegation ended (epoch millis), and the path of calls that asked for it */
-export const Place = Schema.Struct({ at: Schema.Number, path: Schema.Array(Schema.Int) })
+export const Place = Schema.Struct({ at: Schema.Finite, path: Schema.Array(Schema.Int) })
 
 /** @internal */
 export type Place = typeof Place.Type
@@ -63,9 +67,25 @@ export const place = (d: Placed, record: DelegationRecord, at: Place): void => {
 
 /**
  * @internal adds records brought back from work at `prefix` (a durable
- * ensemble's child), their paths relative to it. A record without a place
- * (a result stored before places were) goes where the work ended (`ended`),
- * inside it.
+ * ensemble's child), each at its place in `places` (by position: as many
+ * as there are records), its path relative to the work's
+ */
+export const placeUnder = (
+  d: Placed,
+  prefix: ReadonlyArray<number>,
+  records: ReadonlyArray<DelegationRecord>,
+  places: ReadonlyArray<Place>
+): void => {
+  records.forEach((record, index) => {
+    const at = places[index]
+    place(d, record, { at: at.at, path: [...prefix, ...at.path] })
+  })
+}
+
+/**
+ * @internal adds records brought back from the work at `prefix` that
+ * succeeded (see `placeUnder`). A record without a place (a result stored
+ * before places were) goes where the work ended (`ended`), inside it.
  */
 export const placeAll = (
   d: Placed,
@@ -73,9 +93,4 @@ export const placeAll = (
   records: ReadonlyArray<DelegationRecord>,
   places: ReadonlyArray<Place> | undefined,
   ended: number
-): void => {
-  records.forEach((record, index) => {
-    const at = places?.[index]
-    place(d, record, at === undefined ? { at: ended, path: [...prefix, 0] } : { at: at.at, path: [...prefix, ...at.path] })
-  })
-}
+): void => placeUnder(d, prefix, records, records.map((_, index) => places?.[index] ?? { at: ended, path: [0] }))

@@ -4,14 +4,34 @@
  *
  * @internal
  */
+import type { DelegationRecord } from "../Delegation.ts"
+import type { Place } from "./recordOrder.ts"
 import type { Usage } from "./usage.ts"
 
-/** @internal why a task failed; from a durable ensemble's child, with what the child used of the run's budgets and constraints */
+/**
+ * @internal what work run elsewhere made before it failed: the records of
+ * the delegations its agent made, a place for each (its path relative to the
+ * work's, see `recordOrder.ts`), and the tool calls of the agents it reached
+ * through peer delegation — what `Ensemble.run` keeps of a failing worker
+ */
+export interface Made {
+  readonly delegations: ReadonlyArray<DelegationRecord>
+  /** Where each record goes, by position: as many as there are records. */
+  readonly places: ReadonlyArray<Place>
+  readonly peerToolCalls: number
+}
+
+/**
+ * @internal why a task failed; from a durable ensemble's child, with what
+ * the child used of the run's budgets and constraints and what it made
+ */
 export class TaskFailure {
   readonly reason: string
   readonly usage: Usage | undefined
-  constructor(reason: string, usage?: Usage) {
+  readonly made: Made | undefined
+  constructor(reason: string, usage?: Usage, made?: Made) {
     this.reason = reason
     this.usage = usage
+    this.made = made
   }
 }

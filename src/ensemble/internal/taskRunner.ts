@@ -13,7 +13,7 @@ import type { DelegationRecord } from "../Delegation.ts"
 import type { Budget } from "./budget.ts"
 import type { Guard } from "./guard.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
-import { type Place, type Placed, placeAll } from "./recordOrder.ts"
+import { type Place, type Placed, placeAll, placeUnder } from "./recordOrder.ts"
 import type { ResolvedTask, TaskFailure } from "./runTask.ts"
 import { addUsed, type Usage, usageOf } from "./usage.ts"
 
@@ -62,10 +62,15 @@ export interface TaskRunner {
   /** Runs an approved delegation's worker. */
   readonly delegate: (delegated: DelegatedWork, usage: Usage) => Effect.Effect<RemoteTask, TaskFailure, ChatModel>
   /**
-   * When the delegation at `path` (asked for at `started`), which did not
-   * succeed, ended: a durable body stores it, so a replay gets the same.
+   * When the delegation asked for at `started` by the tool call `callId`
+   * (its record's place: `path`), which did not succeed, ended: a durable
+   * body stores it under the call, so a replay gets the same.
    */
-  readonly ended: (path: ReadonlyArray<number>, started: number) => Effect.Effect<Ended>
+  readonly ended: (attempt: {
+    readonly callId: string | undefined
+    readonly path: ReadonlyArray<number>
+    readonly started: number
+  }) => Effect.Effect<Ended>
 }
 
 /** @internal */
@@ -82,8 +87,9 @@ export interface Shared extends Placed {
 
 /**
  * Runs work elsewhere (`start`, given the run's usage so far), then adds to
- * the run what it used and the delegations it made, at their places under
- * the work's `path` — what it used also when it failed.
+ * the run what it used, the delegations it made, at their places under the
+ * work's `path`, and the tool calls of the agents it reached — also when it
+ * failed, as `Ensemble.run` keeps what a failing worker's delegations left.
  *
  * @internal
  */
@@ -96,6 +102,10 @@ export const remotely = <R>(
     Effect.matchEffect(start(usageOf(d)), {
       onFailure: (failure) => {
         if (failure.usage !== undefined) addUsed(d, failure.usage)
+        if (failure.made !== undefined) {
+          placeUnder(d, path, failure.made.delegations, failure.made.places)
+          d.counters.peerToolCalls += failure.made.peerToolCalls
+        }
         return Effect.fail(failure)
       },
       onSuccess: (remote) => {
