@@ -13,39 +13,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
-import { Workflow, WorkflowEngine } from "effect/workflow"
+import { WorkflowEngine } from "effect/workflow"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, type Delegation, Ensemble, type EnsembleError, Task } from "../../src/ensemble/index.ts"
+import { lookups, pauses, pausingHandlers } from "../support/durableEnsemble.ts"
 import { DurableEnsemble, DurableSqlite } from "../../src/durable/index.ts"
 import { childWorkflows, TaskFailed } from "../../src/durable/internal/ensembleChildren.ts"
 
-const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ query: Schema.String }), success: Schema.String })
-const Pause = Tool.make("pause", { parameters: Schema.Struct({}), success: Schema.String })
-const lookups = Toolkit.make(Lookup)
-const pauses = Toolkit.make(Pause)
-
-/** Handlers whose first pause inside a workflow suspends it once (`suspend`), as a wait would. */
-const handlers = (suspend: boolean) => {
-  let waited = !suspend
-  return Layer.merge(
-    lookups.toLayer({ lookup: ({ query }) => Effect.succeed(`found ${query}`) }),
-    pauses.toLayer({
-      pause: () =>
-        Effect.gen(function*() {
-          const instance = yield* Effect.serviceOption(WorkflowEngine.WorkflowInstance)
-          if (!waited && Option.isSome(instance)) {
-            waited = true
-            return yield* Workflow.suspend(instance.value)
-          }
-          return "resumed"
-        })
-    })
-  )
-}
+const handlers = pausingHandlers
 
 /** Whom the writer delegates to: the editor (who looks something up, then answers) or nobody (blocked at once). */
 type Peer = "Editor" | "Nobody"

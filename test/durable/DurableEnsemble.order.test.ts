@@ -8,38 +8,16 @@
  * whatever order) — and the same as `Ensemble.run`'s.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
-import { Workflow, WorkflowEngine } from "effect/workflow"
+import { Effect, Fiber, Layer, Option } from "effect"
+import { WorkflowEngine } from "effect/workflow"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, type Delegation, Ensemble, Task, type TaskOutput } from "../../src/ensemble/index.ts"
+import { lookups, pauses, pausingHandlers } from "../support/durableEnsemble.ts"
 import { DurableEnsemble } from "../../src/durable/index.ts"
 import type { ScriptedModel } from "../../src/testing/index.ts"
 import { childWorkflows } from "../../src/durable/internal/ensembleChildren.ts"
 
-const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ query: Schema.String }), success: Schema.String })
-const Pause = Tool.make("pause", { parameters: Schema.Struct({}), success: Schema.String })
-const lookups = Toolkit.make(Lookup)
-const pauses = Toolkit.make(Pause)
-
-/** Handlers whose first pause inside a workflow suspends it once (`suspend`), as a wait would. */
-const handlers = (suspend: boolean) => {
-  let waited = !suspend
-  return Layer.merge(
-    lookups.toLayer({ lookup: ({ query }) => Effect.succeed(`found ${query}`) }),
-    pauses.toLayer({
-      pause: () =>
-        Effect.gen(function*() {
-          const instance = yield* Effect.serviceOption(WorkflowEngine.WorkflowInstance)
-          if (!waited && Option.isSome(instance)) {
-            waited = true
-            return yield* Workflow.suspend(instance.value)
-          }
-          return "resumed"
-        })
-    })
-  )
-}
+const handlers = pausingHandlers
 
 /**
  * The manager asks for four delegations in one answer: the researcher, an

@@ -11,22 +11,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpRouter, HttpServer } from "effect/http"
-import { HttpApi, HttpApiBuilder, HttpApiClient } from "effect/http-api"
-import { WorkflowEngine, WorkflowProxy, WorkflowProxyServer } from "effect/workflow"
+import { HttpApiBuilder, HttpApiClient } from "effect/http-api"
+import { WorkflowEngine, WorkflowProxyServer } from "effect/workflow"
 import { Approval } from "../../src/index.ts"
-import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
-import { supportWorkflow, waitingOn } from "../support/durable.ts"
+import { refundProxy, waitingOn } from "../support/durable.ts"
 
-const Refund = Tool.make("refund", {
-  parameters: Schema.Struct({ amount: Schema.Number }),
-  success: Schema.String,
-  needsApproval: true
-})
-const toolkit = Toolkit.make(Refund)
 
 /** Hands a Node request to a web handler and writes its response back. */
 const forward = async (handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse) => {
@@ -63,14 +55,7 @@ const serve = (handler: (request: Request) => Promise<Response>) =>
 
 describe("DurableChain behind effect's WorkflowProxy, over a real socket", () => {
   it.live("discard-start, approve from outside the server, execute: decoded result, the tool ran once", () => {
-    const ran: Array<string> = []
-    const handlers = toolkit.toLayer({ refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)) })
-    const model = ScriptedModel.make([
-      { toolCalls: [{ id: "c1", name: "refund", params: { amount: 20 } }] },
-      { text: "Refunded." }
-    ])
-    const Support = supportWorkflow("Support", toolkit)
-    const api = HttpApi.make("durable").add(WorkflowProxy.toHttpApiGroup("workflows", [Support] as const))
+    const { api, handlers, model, ran, Support } = refundProxy()
     return Effect.gen(function*() {
       // One engine and store, shared by the server and by the test's own `decide`.
       const shared = yield* Layer.build(Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))

@@ -7,33 +7,18 @@
  * result comes back decoded and the tools ran once.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
-import { HttpApi, HttpApiTest } from "effect/http-api"
-import { WorkflowEngine, WorkflowProxy, WorkflowProxyServer } from "effect/workflow"
+import { HttpApiTest } from "effect/http-api"
+import { WorkflowEngine, WorkflowProxyServer } from "effect/workflow"
 import { Approval } from "../../src/index.ts"
-import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
-import { supportWorkflow, waitingOn } from "../support/durable.ts"
+import { refundProxy, waitingOn } from "../support/durable.ts"
 
-const Refund = Tool.make("refund", {
-  parameters: Schema.Struct({ amount: Schema.Number }),
-  success: Schema.String,
-  needsApproval: true
-})
-const toolkit = Toolkit.make(Refund)
 
 describe("DurableChain behind effect's WorkflowProxy (HTTP API)", () => {
   it.effect("discard-start, approve, execute: the result crosses the HTTP encoding and the tool ran once", () => {
-    const ran: Array<string> = []
-    const handlers = toolkit.toLayer({ refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)) })
-    const model = ScriptedModel.make([
-      { toolCalls: [{ id: "c1", name: "refund", params: { amount: 20 } }] },
-      { text: "Refunded." }
-    ])
-    const Support = supportWorkflow("Support", toolkit)
-    const api = HttpApi.make("durable").add(WorkflowProxy.toHttpApiGroup("workflows", [Support] as const))
+    const { api, handlers, model, ran, Support } = refundProxy()
     const engine = Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory, HttpServer.layerServices)
     const live = WorkflowProxyServer.layerHttpApi(api, "workflows", [Support] as const).pipe(
       Layer.provideMerge(DurableChain.layer(Support)),

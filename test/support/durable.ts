@@ -2,8 +2,10 @@
  * Fixtures of the durable tests on the memory engine (test/durable/*.test.ts).
  */
 import { Effect, Schema } from "effect"
-import type { Tool, Toolkit } from "effect/ai"
-import type { Workflow } from "effect/workflow"
+import { Tool, Toolkit } from "effect/ai"
+import { HttpApi } from "effect/http-api"
+import { type Workflow, WorkflowProxy } from "effect/workflow"
+import { ScriptedModel } from "../../src/testing/index.ts"
 import { Chain, Mode } from "../../src/index.ts"
 import { DurableChain } from "../../src/durable/index.ts"
 
@@ -27,3 +29,26 @@ export const waitingOn = (workflow: Workflow.Any, id: string) =>
     }
     return yield* Effect.die(new Error(`execution ${id} never waited`))
   })
+
+/**
+ * The refund service behind effect's WorkflowProxy (test/durable/proxy*.test.ts):
+ * a `refund` tool that needs approval, its handler recording each refund in
+ * `ran`, a model that asks for one refund of 20 then answers, the `Support`
+ * workflow and an HTTP API with its proxy group `workflows`.
+ */
+export const refundProxy = () => {
+  const toolkit = Toolkit.make(Tool.make("refund", {
+    parameters: Schema.Struct({ amount: Schema.Number }),
+    success: Schema.String,
+    needsApproval: true
+  }))
+  const ran: Array<string> = []
+  const handlers = toolkit.toLayer({ refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)) })
+  const model = ScriptedModel.make([
+    { toolCalls: [{ id: "c1", name: "refund", params: { amount: 20 } }] },
+    { text: "Refunded." }
+  ])
+  const Support = supportWorkflow("Support", toolkit)
+  const api = HttpApi.make("durable").add(WorkflowProxy.toHttpApiGroup("workflows", [Support] as const))
+  return { ran, handlers, model, Support, api }
+}
