@@ -167,9 +167,10 @@ export const defaults = Internal.defaults
  * Checks the configuration and returns an ensemble. Fails with
  * `ValidationError`: "Ensemble must have at least one task", "Ensemble must
  * have at least one agent", "Task '…' references agent '…' which is not in
- * the ensemble's agent list", "Circular context dependency detected involving
- * task: '…'", "Task '…' references context task '…' which appears later in
- * the task list" (SEQUENTIAL only), and for options this library adds (workflow,
+ * the ensemble's agent list", "Task '…' appears twice in the task list: …",
+ * "Circular context dependency detected involving task: '…'", "Task '…'
+ * references context task '…' which appears later in the task list"
+ * (SEQUENTIAL only), and for options this library adds (workflow,
  * `concurrency`, `onError`, the budgets) a message naming the option. It also
  * refuses two agents with different tools of one name ("Agents 'A' and 'B'
  * have different tools named 'lookup' …"): handlers are found by name, so

@@ -331,6 +331,18 @@ describe("Ensemble.make validation", () => {
       message: "Circular context dependency detected involving task: 'Task A'"
     },
     {
+      // One Task value listed twice: its output could not be told apart (a later task's context, a
+      // durable ensemble's child key), so it is refused rather than run twice.
+      name: "the same task listed twice",
+      config: Effect.gen(function*() {
+        const writer = yield* writerOf()
+        const a = yield* Task.make({ description: "Task A", expectedOutput: "A", agent: writer })
+        return { agents: [writer], tasks: [a, a] }
+      }),
+      message:
+        "Task 'Task A' appears twice in the task list: each entry is one task with its own output, so make a second Task (Task.make) to do the same work again"
+    },
+    {
       // Built by hand too: Task.make cannot make a task its own context. The spec's own message.
       name: "a task in its own context (built by hand)",
       config: Effect.gen(function*() {

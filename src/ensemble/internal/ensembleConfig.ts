@@ -147,6 +147,13 @@ const tasksProblem = (config: ValidConfig, workflow: Workflow): string | undefin
       return `Task '${task.description}' references agent '${task.agent.role}' which is not in the ensemble's agent list`
     }
   }
+  const listed = new Set<Task>()
+  for (const task of config.tasks) {
+    if (listed.has(task)) {
+      return `Task '${task.description}' appears twice in the task list: each entry is one task with its own output, so make a second Task (Task.make) to do the same work again`
+    }
+    listed.add(task)
+  }
   for (const task of config.tasks) {
     if (task.context.includes(task)) return "Task cannot reference itself in context"
   }
