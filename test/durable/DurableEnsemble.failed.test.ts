@@ -21,7 +21,7 @@ import { ChatModel } from "../../src/index.ts"
 import { Agent, type Delegation, Ensemble, type EnsembleError, Task } from "../../src/ensemble/index.ts"
 import { lookups, pauses, pausingHandlers } from "../support/durableEnsemble.ts"
 import { DurableEnsemble, DurableSqlite } from "../../src/durable/index.ts"
-import { childWorkflows, TaskFailed } from "../../src/durable/internal/ensembleChildren.ts"
+import { childWorkflows, TaskFailed, TaskResult } from "../../src/durable/internal/ensembleChildren.ts"
 
 const handlers = pausingHandlers
 
@@ -210,5 +210,10 @@ describe("DurableEnsemble: a worker that fails after delegating", () => {
     expect(Exit.isFailure(decode({ _tag: "TaskFailed", reason: "down", made: made([{ at: 5, path: [1] }, { at: 6, path: [2] }]) }))).toBe(true)
     expect(Exit.isFailure(decode({ _tag: "TaskFailed", reason: "down", made: made([{ at: 5, path: [1] }], -1) }))).toBe(true)
     expect(Exit.isFailure(decode({ _tag: "TaskFailed", reason: "down", made: made([{ at: 5, path: [1.5] }]) }))).toBe(true)
+    expect(Exit.isFailure(decode({ _tag: "TaskFailed", reason: "down", made: made([{ at: Number.NaN, path: [1] }]) }))).toBe(true)
+    // A stored success is held to the same count: a negative one would take tool calls off the run's total.
+    const count = Schema.decodeUnknownExit(TaskResult.fields.peerToolCalls)
+    expect(Exit.isSuccess(count(3))).toBe(true)
+    expect(Exit.isFailure(count(-1))).toBe(true)
   })
 })

@@ -20,6 +20,9 @@ import { TaskFailure } from "../../ensemble/internal/runTask.ts"
 import { Usage } from "../../ensemble/internal/usage.ts"
 import { TaskOutput } from "../../ensemble/TaskOutput.ts"
 
+/** A count of tool calls as stored with a child's result: a whole number, never below 0 (stored data is not trusted). */
+const ToolCallCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
 /**
  * @internal what a child's agent made before the child failed: the records
  * of its delegations with a place for each (as many places as records, or
@@ -28,7 +31,7 @@ import { TaskOutput } from "../../ensemble/TaskOutput.ts"
 export const Made = Schema.Struct({
   delegations: Schema.Array(DelegationRecord),
   places: Schema.Array(Place),
-  peerToolCalls: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+  peerToolCalls: ToolCallCount
 }).check(Schema.makeFilter((made) => made.places.length === made.delegations.length || "a place for each delegation record"))
 
 /**
@@ -77,7 +80,7 @@ export const TaskResult = Schema.Struct({
   output: TaskOutput,
   delegations: Schema.Array(DelegationRecord),
   places: Schema.optionalKey(Schema.Array(Place)),
-  peerToolCalls: Schema.Int,
+  peerToolCalls: ToolCallCount,
   usage: Usage
 })
 
