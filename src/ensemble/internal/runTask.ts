@@ -15,6 +15,7 @@ import type { Any as AnyAgent } from "../Agent.ts"
 import { isWatched, publish, Sink } from "../EnsembleEvent.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { Observer } from "../../RunEvent.ts"
+import { withQueuedEvents } from "./agentEvents.ts"
 import { messageOf } from "../../internal/describe.ts"
 import { forLog, redactSecrets } from "../../internal/redact.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
@@ -227,10 +228,8 @@ const reported = (
   const agentRole = task.agent.role
   const taskDescription = task.description
   return publish({ _tag: "TaskStarted", taskDescription, agentRole }).pipe(
-    Effect.andThen(Effect.provideService(work, Observer, {
-      emit: (event) => publish({ _tag: "AgentRun", agentRole, taskDescription, event }),
-      streaming: true
-    })),
+    // Queued, never waiting for the sink: a tool call's start must not wait for it (see agentEvents.ts).
+    Effect.andThen(withQueuedEvents(agentRole, taskDescription, (observer) => Effect.provideService(work, Observer, observer))),
     Effect.catchDefect(failedByDefect),
     Effect.tap((output) =>
       publish({
