@@ -8,15 +8,14 @@
  * another one's work ended first, so it comes before it.
  *
  * Each agent's run counts the delegations it asks for as their handlers
- * start. The handlers of one answer start in call order, unless reporting a
- * call's start makes it wait (an event sink that is slow or full), which can
- * let a later call start first. A durable ensemble's child brings back the
- * places of its records (also when it failed), its paths relative to its
- * work's, and a body stores when each delegation that did not succeed ended,
- * under its tool call: a replay, whose children's results arrive in whatever
- * order, gives every record the time it had, so it lists them as the run it
- * replays did — but for ties (ends in the same millisecond), which a waiting
- * sink can order differently.
+ * start. The handlers of one answer start in call order: a watched task
+ * queues its events rather than wait for the sink (`agentEvents.ts`), since
+ * a call whose start report waited would let a later call start first. A
+ * durable ensemble's child brings back the places of its records (also when
+ * it failed), its paths relative to its work's, and a body stores when each
+ * delegation that did not succeed ended, under its tool call: a replay,
+ * whose children's results arrive in whatever order, gives every record the
+ * time it had, so it lists them as the run it replays did.
  *
  * @internal
  */
