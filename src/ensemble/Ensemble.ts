@@ -238,7 +238,10 @@ export const run = <R>(
  * and delegations, each agent's run as it happens (`AgentRun`: model calls
  * with their text deltas, tool calls), and the end — `EnsembleCompleted` with
  * the output, or `EnsembleFailed`, after which the stream fails with the same
- * error `run` fails with. Interrupting the stream interrupts the run.
+ * error `run` fails with. Interrupting the stream interrupts the run. A slow
+ * consumer (more than `bufferSize` events behind) holds up tasks starting
+ * and ending; inside a task nothing waits for it, since the task queues its
+ * events and hands them on in order.
  *
  * @example
  * ```ts
