@@ -13,19 +13,20 @@
  * waits differently, would decide otherwise: refuse a delegation that ran,
  * or start one that was refused. Events still reach the sink in the order
  * they were published, all of them before this task's `TaskCompleted` or
- * `TaskFailed`.
+ * `TaskFailed`. An interrupted task (a stopped stream, a suspended durable
+ * body) drops what it had not handed on yet, as a sink waited on would.
  *
  * @internal
  */
-import { type Cause, Effect, Fiber, Queue } from "effect"
+import { Cause, Effect, Fiber, Queue } from "effect"
 import { type EnsembleEvent, publish, Sink } from "../EnsembleEvent.ts"
 import type { Observer } from "../../RunEvent.ts"
 
 /**
  * Runs `work` with the sink queued (see above) and an observer that
  * publishes its agent run's events as `AgentRun`s of `agentRole` on
- * `taskDescription`; the queue is drained into the sink by the time this
- * effect ends (succeeds, fails or is interrupted). A failing sink is
+ * `taskDescription`; the queue is drained into the sink before this effect
+ * succeeds or fails (not when it is interrupted). A failing sink is
  * ignored, as `publish` ignores it.
  *
  * @internal
@@ -56,10 +57,13 @@ export const withQueuedEvents = <A, E, R>(
             emit: (event) => publish({ _tag: "AgentRun", agentRole, taskDescription, event }),
             streaming: true
           }
-          return Effect.ensuring(
-            Effect.provideService(work(observer), Sink, queued),
-            Effect.andThen(Queue.end(queue), Fiber.join(drainer))
-          )
+          // Drained when the work succeeds or fails (an effect of its own, which can be interrupted); on an
+          // interruption the fiber handing events on is interrupted with the task, its backlog dropped.
+          const drained = Effect.andThen(Queue.end(queue), Fiber.join(drainer))
+          return Effect.matchCauseEffect(Effect.provideService(work(observer), Sink, queued), {
+            onFailure: (cause) => Cause.hasInterrupts(cause) ? Effect.failCause(cause) : Effect.andThen(drained, Effect.failCause(cause)),
+            onSuccess: (value) => Effect.as(drained, value)
+          })
         }
       ))
   })

@@ -15,6 +15,7 @@ import { Tool, Toolkit } from "effect/ai"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
 import type { DelegationRecord } from "../Delegation.ts"
+import { Sink } from "../EnsembleEvent.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { forLog } from "../../internal/redact.ts"
 import * as Role from "../Role.ts"
@@ -217,9 +218,14 @@ const runApproved = (
   failurePrefix: string,
   onSuccess: (output: TaskOutput) => void
 ): Effect.Effect<string, string> =>
-  started_(attempt.base, job.work.agent.role).pipe(
-    Effect.andThen(runWorker(d, job, attempt.path)),
-    Effect.provide(d.services),
+  Effect.withFiber((fiber) =>
+    started_(attempt.base, job.work.agent.role).pipe(
+      Effect.andThen(runWorker(d, job, attempt.path)),
+      // The run's services, but the caller's sink: a watched task's queue (agentEvents.ts), not the run's.
+      Effect.provideService(Sink, fiber.getRef(Sink)),
+      Effect.provide(d.services)
+    )
+  ).pipe(
     Effect.matchEffect({
       onFailure: (failure) =>
         Effect.flatMap(
