@@ -17,6 +17,7 @@ import { type Report, reportThen } from "./report.ts"
 import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
 import type { Used } from "./callIds.ts"
+import { generateNow } from "./generateNow.ts"
 import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
 import { chatSpan, labelsOf } from "./telemetry/chatSpan.ts"
@@ -190,7 +191,7 @@ const observedAttempt = (
     // The clock is read after the start is reported: a slow consumer is not the model's time.
     return reportThen(report, started, () => {
       const since = run.clock.currentTimeMillisUnsafe()
-      const attempted = safely(() => run.observer.streaming ? streamed(model, request, report, call) : model.generate(request))
+      const attempted = safely(() => run.observer.streaming ? streamed(model, request, report, call) : generateNow(model, request))
       return Effect.matchEffect(attempted, {
         onFailure: (error) => {
           const durationMillis = run.clock.currentTimeMillisUnsafe() - since
@@ -224,6 +225,8 @@ const observedAttempt = (
  * response is checked (`Arrival.normalize`: call ids unique in the chain,
  * none of `used`; tool arguments within `limits`) before any event reports
  * it; the caller checks every response (a checked one passes unchanged).
+ * Call it when the call is to run: unobserved and without a retry, it calls
+ * the model's `generate` at once.
  *
  * @internal
  */
@@ -240,8 +243,8 @@ export const callModel = (
   const once = run.report !== undefined
     ? observedAttempt(model, request, run, run.report, call, limits, used, { count: 0 })
     : retry === undefined
-    ? safelyNow(() => model.generate(request))
-    : safely(() => model.generate(request))
+    ? safelyNow(() => generateNow(model, request))
+    : safely(() => generateNow(model, request))
   const retried = retry === undefined ? once : Effect.retry(once, retry)
   if (run.traced) return chatSpan(context, model.info, request.prompt, call, retried)
   // Untraced: metrics only when asked for explicitly.

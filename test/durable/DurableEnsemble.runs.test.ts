@@ -118,6 +118,19 @@ describe("DurableEnsemble across workflows and replays", () => {
       }
     }))
 
+  it.effect("a replay counts each recorded model call once: a budget the run fits exactly is enough either way, as Ensemble.run", () =>
+    Effect.gen(function*() {
+      // The run needs exactly 8 model calls. Counted twice on replay (made, then replayed), the manager's last would be refused.
+      const ensemble = yield* team({ maxModelCalls: 8 })
+      const expected = yield* Ensemble.run(ensemble, {}).pipe(Effect.provide(Layer.merge(model().layer, handlers(false))))
+      const straight = yield* durableEnd(ensemble, "BudgetExactStraight", false)
+      const replayed = yield* durableEnd(ensemble, "BudgetExactReplayed", true)
+      for (const end of [straight, replayed]) {
+        if (end._tag !== "Success") return expect.unreachable(`the execution succeeds: ${String(end.failure)}`)
+        expect(end.success.raw).toBe(expected.raw)
+      }
+    }))
+
   it.effect("a replay draws the same delegation ids and ends with the same records", () =>
     Effect.gen(function*() {
       const ensemble = yield* team({})

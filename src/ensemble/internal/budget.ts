@@ -15,6 +15,7 @@ import { BudgetExceededError } from "../EnsembleError.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
 import type { Durability } from "../../internal/durability.ts"
+import { generateNow, withGenerateNow } from "../../internal/generateNow.ts"
 
 /** @internal which budget a run used up */
 export type Kind = "maxModelCalls" | "maxDelegations"
@@ -69,14 +70,20 @@ export const takeDelegation = (budget: Budget): boolean => {
   return true
 }
 
-/** @internal `model` with every call taken from the budget (refused ones fail without reaching the model) */
+/**
+ * @internal `model` with every call taken from the budget (refused ones fail
+ * without reaching the model): when the call runs, or, for the loop, which
+ * runs it at once, when it is made (no step of the runtime; see generateNow.ts)
+ */
 export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel["Service"] => {
   const refused = () => new ModelCallFailed({ description: refusal(budget), cause: undefined, retryable: false })
-  return {
+  const now: ChatModel["Service"]["generate"] = (request) =>
+    takeModelCall(budget) ? generateNow(model, request) : Effect.fail(refused())
+  return withGenerateNow({
     info: model.info,
-    generate: (request) => Effect.suspend(() => (takeModelCall(budget) ? model.generate(request) : Effect.fail(refused()))),
+    generate: (request) => Effect.suspend(() => now(request)),
     stream: (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
-  }
+  }, now)
 }
 
 /**

@@ -77,18 +77,21 @@ export const generate = (
       const request = { prompt: Prompt.fromMessages(chain.messages), tools, toolChoice }
       const turn = chain.runCount + 1
       const used = CallIds.usedIn(chain)
-      const call = callModel(context, run, Context.get(context, ChatModel), request, retry, turn, limits, used)
+      // Made when it runs: callModel calls the model's generate now, for a caller that runs it at once.
+      const call = () => callModel(context, run, Context.get(context, ChatModel), request, retry, turn, limits, used)
       // Checked here rather than in callModel (no extra step per call); an observed call was checked
       // already, before its events.
       const checked = run.report !== undefined ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.normalize(parts, turn, limits, used)
       const durability = run.durability
       if (durability === undefined) {
-        return Effect.match(call, {
+        return Effect.match(call(), {
           onFailure: (error) => new Outcome.Error(chain, error),
           onSuccess: (parts) => new Outcome.Continue(appendTurn(chain, turnOf(checked(parts)), used))
         })
       }
-      return Effect.match(durability.modelCall(Effect.map(call, (parts) => turnOf(checked(parts)))), {
+      // A replayed call is never made: the model is not asked, and an ensemble's budget counts it once.
+      const made = Effect.suspend(() => Effect.map(call(), (parts) => turnOf(checked(parts))))
+      return Effect.match(durability.modelCall(made), {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (recorded) =>
           recorded === undefined ? new Outcome.Pause(chain, stopRequested) : new Outcome.Continue(appendTurn(chain, recorded, used))

@@ -1,0 +1,55 @@
+/**
+ * The ensemble's budget-counted model: a call is taken from the budget when
+ * it runs (so an effect run twice counts twice, and one never run counts
+ * nothing), or, through the loop's `generateNow`, when it is made.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Prompt } from "effect/ai"
+import { ChatModel } from "loopwork"
+import * as Budget from "../../src/ensemble/internal/budget.ts"
+import { generateNow } from "../../src/internal/generateNow.ts"
+
+const request: ChatModel.GenerateRequest = { prompt: Prompt.make("Hi"), tools: [], toolChoice: "auto" }
+
+const countedModel = (maxModelCalls: number) =>
+  Effect.gen(function*() {
+    const budget = Budget.make({ maxModelCalls, maxDelegations: 0 })
+    const model = yield* ChatModel.ChatModel
+    return { budget, counted: Budget.counted(budget, model) }
+  }).pipe(Effect.provide(ChatModel.scripted([{ text: "hello" }], { repeat: true }).layer))
+
+describe("Budget.counted", () => {
+  it.effect("generate takes the call when the effect runs: made and not run counts nothing, run twice counts twice", () =>
+    Effect.gen(function*() {
+      const { budget, counted } = yield* countedModel(5)
+      const call = counted.generate(request)
+      expect(budget.modelCalls).toBe(0)
+      yield* call
+      yield* call
+      expect(budget.modelCalls).toBe(2)
+    }))
+
+  it.effect("generateNow takes the call when it is made", () =>
+    Effect.gen(function*() {
+      const { budget, counted } = yield* countedModel(5)
+      const call = generateNow(counted, request)
+      expect(budget.modelCalls).toBe(1)
+      const parts = yield* call
+      expect(parts.some((part) => part.type === "text" && part.text === "hello")).toBe(true)
+      expect(budget.modelCalls).toBe(1)
+    }))
+
+  it.effect("past the budget both are refused without reaching the model", () =>
+    Effect.gen(function*() {
+      const { budget, counted } = yield* countedModel(1)
+      yield* generateNow(counted, request)
+      const lazily = yield* Effect.flip(counted.generate(request))
+      const now = yield* Effect.flip(generateNow(counted, request))
+      for (const error of [lazily, now]) {
+        expect(error._tag).toBe("ModelCallFailed")
+        expect(error.message).toContain("maxModelCalls (1) is used up")
+      }
+      expect(budget.exceeded).toBe("maxModelCalls")
+    }))
+})
