@@ -215,6 +215,26 @@ describe("errors and events carry no credentials", () => {
       expect(JSON.stringify(messagesOf(events))).not.toContain(key)
     }))
 
+  it.effect("a tool that dies quoting a credential: the tool message the model reads and the ToolCallFinished event are redacted", () =>
+    Effect.gen(function*() {
+      const Fetch = Tool.make("fetch", { success: Schema.String })
+      const toolkit = Toolkit.make(Fetch)
+      const handlers = toolkit.toLayer({ fetch: () => Effect.die(new Error(`request failed with header Authorization: Bearer ${key}`)) })
+      const model = ChatModel.scripted([{ toolCalls: [{ name: "fetch", params: {} }] }, { text: "done" }])
+      const events: Array<RunEvent.RunEvent> = []
+      yield* Stream.runForEach(
+        Chain.stream(Chain.make({ user: "Fetch it", toolkit }), { mode: Mode.whileNeedsResponse }),
+        (event) => Effect.sync(() => void events.push(event))
+      ).pipe(Effect.provide([model.layer, handlers]))
+      const expected = "Tool 'fetch' failed unexpectedly: request failed with header Authorization: Bearer [REDACTED]"
+      const finished = events.flatMap((event) => event._tag === "ToolCallFinished" ? [[event.status, event.result]] : [])
+      expect(finished).toEqual([["failed", expected]])
+      const last = events[events.length - 1]
+      if (last._tag !== "RunFinished") return expect.unreachable("the run finishes")
+      expect(JSON.stringify(last.chain)).toContain(expected)
+      expect(JSON.stringify(events)).not.toContain(key)
+    }))
+
   it.effect("a custom mode's own error: RunError.message and the RunFailed event are redacted", () =>
     Effect.gen(function*() {
       const mode: Mode.Mode = (chain) => Effect.succeed(new Outcome.Error(chain, new VaultError({ detail: `token=${key}` })))

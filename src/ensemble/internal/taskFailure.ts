@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import { redactSecrets } from "../../internal/redact.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import type { Place } from "./recordOrder.ts"
 import type { Usage } from "./usage.ts"
@@ -23,14 +24,17 @@ export interface Made {
 
 /**
  * @internal why a task failed; from a durable ensemble's child, with what
- * the child used of the run's budgets and constraints and what it made
+ * the child used of the run's budgets and constraints and what it made. The
+ * reason is redacted here, whatever its source: it reaches the run's error,
+ * its events and a durable child's stored result, and some reasons quote
+ * what a model or a tool said (a schema error quotes the answer it refused).
  */
 export class TaskFailure {
   readonly reason: string
   readonly usage: Usage | undefined
   readonly made: Made | undefined
   constructor(reason: string, usage?: Usage, made?: Made) {
-    this.reason = reason
+    this.reason = redactSecrets(reason)
     this.usage = usage
     this.made = made
   }

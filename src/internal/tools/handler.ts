@@ -14,6 +14,7 @@ import { type Cell, CurrentCall } from "../directReturn.ts"
 import { isInterrupted, raceInterrupt, type StopSignal } from "../stopSignal.ts"
 import type { ToolCall, ToolResult } from "../../ToolCall.ts"
 import { describe } from "../describe.ts"
+import { redactSecrets } from "../redact.ts"
 import type { CompiledTool } from "./compile.ts"
 import { failWith, onFailure, type Repairs } from "./failure.ts"
 import type { RoundContext } from "./roundContext.ts"
@@ -129,11 +130,11 @@ const failedOutcome = (
       _tag: "Raised",
       error,
       encoded: encoded._tag === "Success" ? { value: encoded.success } : undefined,
-      message: `Tool '${call.name}' failed: ${describe(error)}`
+      message: `Tool '${call.name}' failed: ${redactSecrets(describe(error))}`
     }))
   }
   const defect = Cause.squash(cause)
-  return Effect.succeed({ _tag: "Died", defect, message: `Tool '${call.name}' failed unexpectedly: ${describe(defect)}` })
+  return Effect.succeed({ _tag: "Died", defect, message: `Tool '${call.name}' failed unexpectedly: ${redactSecrets(describe(defect))}` })
 }
 
 const cut: HandlerOutcome = { _tag: "Cut" }
