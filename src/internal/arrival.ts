@@ -4,11 +4,14 @@
  * every id and argument in it).
  *
  * - Tool-call ids become unique within the chain (no earlier call of the
- *   transcript has them), non-empty and at most {@link maxIdLength}
- *   characters, so one approval, edit or result can never act on two calls,
- *   and a decision replayed for an old call cannot act on a new one. The
- *   first call keeps a usable id; a later duplicate, an id an earlier call
- *   used, an empty id or an over-long one is renamed `loopwork_<turn>_<n>` (the
+ *   transcript has them), non-empty, at most {@link maxIdLength}
+ *   characters and printable ASCII, so one approval, edit or result can
+ *   never act on two calls, and a decision replayed for an old call cannot
+ *   act on a new one. (A store may change other characters: SQLite keeps a
+ *   lone surrogate as U+FFFD and cuts a string at NUL, which would make two
+ *   ids one. Providers' own ids are ASCII.) The first call keeps a usable id;
+ *   a later duplicate, an id an earlier call used, an empty id, an over-long
+ *   one or one with other characters is renamed `loopwork_<turn>_<n>` (the
  *   model turn, i.e. the chain's `runCount` after the call, and the call's
  *   1-based position among the response's tool calls), with `_2`, `_3`, …
  *   appended if a call already has that id. The new id is
@@ -66,7 +69,16 @@ export const refusalOf = (params: unknown): string | undefined => {
   return typeof reason === "string" && Object.keys(params).length === 1 ? reason : undefined
 }
 
-const usable = (id: unknown): id is string => typeof id === "string" && id.length > 0 && id.length <= maxIdLength
+/** 1 to {@link maxIdLength} printable ASCII characters. */
+const idShape = /^[\x20-\x7e]{1,256}$/
+
+/**
+ * @internal whether `id` can be a tool call's id as the loop keeps it (see
+ * the module doc): what Arrival lets through, and all a decision may name
+ */
+export const isCallId = (id: unknown): id is string => typeof id === "string" && idShape.test(id)
+
+const usable = (name: unknown): name is string => typeof name === "string" && name.length > 0 && name.length <= maxIdLength
 
 const argumentsProblem = (params: unknown, limits: JsonBounds.Limits): string | undefined => {
   if (params === undefined) return "the arguments were missing"
@@ -110,7 +122,7 @@ const clean = (parts: ReadonlyArray<Response.AnyPart>, used: Used, limits: JsonB
     // Provider-executed results are rare: the full pass checks each answers a provider-executed call.
     if (part.type === "tool-result") return false
     if (part.type !== "tool-call") continue
-    if (!usable(part.id) || !usable(part.name) || argumentsProblem(part.params, limits) !== undefined) return false
+    if (!isCallId(part.id) || !usable(part.name) || argumentsProblem(part.params, limits) !== undefined) return false
     if (!part.providerExecuted && has(used, part.id)) return false
     if (first === undefined) first = part.id
     else {
@@ -173,7 +185,7 @@ export const normalize = (
     const name = boundedName(part.name)
     let id = part.id
     if (!part.providerExecuted) {
-      if (!usable(id) || taken.has(id) || has(used, id)) {
+      if (!isCallId(id) || taken.has(id) || has(used, id)) {
         const base = `loopwork_${turn}_${position}`
         id = base
         for (let n = 2; !free(id); n++) id = `${base}_${n}`

@@ -62,6 +62,12 @@ describe("DurableChain on the memory engine", () => {
       expect(notARecord._tag).toBe("InvalidInput")
       const hugeId = yield* Effect.flip(DurableChain.decide(Support, id, { ["x".repeat(100_000)]: Approval.approve }))
       expect(hugeId._tag).toBe("InvalidInput")
+      // No call has such an id (Arrival renames them), and a store could make it another one: SQLite cuts at NUL.
+      for (const storeUnsafe of ["c2\u0000junk", "c\uD800", "c2\n"]) {
+        const refused = yield* Effect.flip(DurableChain.decide(Support, id, { [storeUnsafe]: Approval.approve }))
+        expect(refused._tag).toBe("InvalidInput")
+        expect(refused.message).toContain("printable ASCII")
+      }
       let deep: unknown = 1
       for (let level = 0; level < 100_000; level++) deep = [deep]
       const deepEdit = yield* Effect.flip(DurableChain.decide(Support, id, { c2: Approval.edit(deep) }))

@@ -8,9 +8,10 @@
  *   and over the AI SDK bridge with the id in the provider's response;
  * - an external call keeps its waiting state through encode / decode for any
  *   such id;
- * - duplicate, empty and over-long ids in one response are renamed
- *   (`loopwork_<turn>_<n>`), consistently in the transcript, so an approval
- *   or an edit acts on one call only;
+ * - duplicate, empty and over-long ids in one response, and ids with other
+ *   characters than printable ASCII, are renamed (`loopwork_<turn>_<n>`),
+ *   consistently in the transcript, so an approval or an edit acts on one
+ *   call only, in memory and in any store;
  * - tool results in a model response that the provider did not execute are
  *   dropped.
  */
@@ -180,7 +181,11 @@ describe("ids are made unique on arrival", () => {
     { name: "an over-long id", ids: ["a".repeat(257), "b"], renamed: ["loopwork_1_1", "b"] },
     { name: "a 256-character id is kept", ids: ["a".repeat(256)], renamed: ["a".repeat(256)] },
     { name: "the generated id is taken: a suffix", ids: ["x", "x", "loopwork_1_2"], renamed: ["x", "loopwork_1_2_2", "loopwork_1_2"] },
-    { name: "unique ids are kept", ids: ["a", "b", "c"], renamed: ["a", "b", "c"] }
+    { name: "unique ids are kept", ids: ["a", "b", "c"], renamed: ["a", "b", "c"] },
+    // A store may change what is not printable ASCII: SQLite keeps a lone surrogate as U+FFFD and cuts at NUL.
+    { name: "lone surrogates that one store would make one id", ids: ["r\uD800", "r\uD801"], renamed: ["loopwork_1_1", "loopwork_1_2"] },
+    { name: "control characters", ids: ["a\u0000b", "tab\there", "del\u007f"], renamed: ["loopwork_1_1", "loopwork_1_2", "loopwork_1_3"] },
+    { name: "characters beyond ASCII", ids: ["caf\u00e9", "\u{1F600}", "ok-1 _.:/#"], renamed: ["loopwork_1_1", "loopwork_1_2", "ok-1 _.:/#"] }
   ]
   for (const row of cases) {
     it.effect(`${row.name}: ${JSON.stringify(row.ids.map((id) => id.length > 20 ? `${id.length} chars` : id))} → ${

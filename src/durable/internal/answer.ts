@@ -10,7 +10,7 @@
 import { Effect, Exit, Schema } from "effect"
 import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
-import { maxIdLength } from "../../internal/arrival.ts"
+import { isCallId, maxIdLength } from "../../internal/arrival.ts"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
@@ -43,8 +43,9 @@ const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<Readon
   if (entries.length > maxAnswers) return invalid(`must answer at most ${maxAnswers} calls at once`)
   const decode = Schema.decodeUnknownEffect(answers.schema)
   return Effect.forEach(entries, ([id, value]) => {
-    // Call ids are at most maxIdLength long (Arrival); an answer must be storable before it is compared or written.
-    if (id.length === 0 || id.length > maxIdLength) return invalid(`call ids are 1 to ${maxIdLength} characters long`)
+    // Call ids are as Arrival keeps them (a store would change other characters); an answer must be
+    // storable before it is compared or written.
+    if (!isCallId(id)) return invalid(`call ids are 1 to ${maxIdLength} printable ASCII characters`)
     const problem = JsonBounds.check(value, JsonBounds.storedLimits)
     if (problem !== undefined) return invalid(`the answer for '${id}' cannot be stored: ${JsonBounds.describe(problem)}`)
     return Effect.mapError(
