@@ -6,6 +6,12 @@
  * not waiting, and claim a call before answering it, so the first answer
  * wins and a different second one is refused.
  *
+ * A call can wait more than once: a call retried with new arguments (a
+ * repair function's `retryWith`) waits for an approval of those, and an
+ * external tool that needs approval waits for its result once approved.
+ * Each wait is numbered (`wait`, absent for the first); posting a later wait
+ * replaces the call's row, and an answer claims the wait it was given for.
+ *
  * A stop request (`DurableChain.stop`) is kept there too.
  *
  * Two stores: `layerMemory` (one process, for tests) and `layerSql`, a
@@ -37,7 +43,9 @@ export const WaitingCall = Schema.Struct({
   callId: Schema.String,
   kind: Schema.Literals(["approval", "result"]),
   tool: Schema.String,
-  params: Schema.Unknown
+  params: Schema.Unknown,
+  /** Which wait of the call this is, from 2 on (absent for its first): a call retried with new arguments waits again. */
+  wait: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(2)))
 }).annotate({ identifier: "WaitingCall" })
 
 /**
@@ -79,16 +87,23 @@ export type Claim = "answered" | "taken" | "unknown"
  * @since 0.1.0
  */
 export class WaitingCalls extends Context.Service<WaitingCalls, {
-  /** Records that `executionId` waits on `call` (once: posting again changes nothing). */
+  /**
+   * Records that `executionId` waits on `call` (once: posting it again
+   * changes nothing); a later `wait` of the call replaces its row, unanswered.
+   */
   readonly post: (executionId: string, call: WaitingCall) => Effect.Effect<void, SqlError>
   /** The calls `executionId` waits on that have no answer yet, in the order they were posted. */
   readonly list: (executionId: string) => Effect.Effect<ReadonlyArray<WaitingCall>, SqlError>
   /** Every call `executionId` posted, answered or not, in the order they were posted. */
   readonly posted: (executionId: string) => Effect.Effect<ReadonlyArray<WaitingCall>, SqlError>
-  /** The answer (a JSON text) a call of `executionId` was given: `undefined` while it waits, `null` if no such call was posted. */
+  /** The answer (a JSON text) the latest wait of a call of `executionId` was given: `undefined` while it waits, `null` if no such call was posted. */
   readonly answerOf: (executionId: string, callId: string) => Effect.Effect<string | undefined | null, SqlError>
-  /** Claims the call for `answer` (a JSON text): the first answer wins. */
-  readonly claim: (executionId: string, callId: string, answer: string) => Effect.Effect<Claim, SqlError>
+  /**
+   * Claims the call's wait number `wait` (1 for the first) for `answer` (a
+   * JSON text): the first answer wins, and a wait the call has moved past is
+   * `taken`.
+   */
+  readonly claim: (executionId: string, callId: string, answer: string, wait: number) => Effect.Effect<Claim, SqlError>
   /** Records that `executionId` is asked to stop (once: asking again changes nothing). */
   readonly requestStop: (executionId: string) => Effect.Effect<void, SqlError>
   /** Whether `executionId` was asked to stop. */
@@ -96,9 +111,12 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
 }>()("loopwork/durable/WaitingCalls") {}
 
 interface Row {
-  readonly call: WaitingCall
+  call: WaitingCall
   answer: string | undefined
 }
+
+/** @internal which wait of its call `call` is: 1 for the first */
+export const waitOf = (call: WaitingCall): number => call.wait ?? 1
 
 /**
  * Waiting calls in this process's memory: for tests and the memory engine.
@@ -126,7 +144,13 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
     post: (executionId, call) =>
       Effect.sync(() => {
         const rows = rowsOf(executionId)
-        if (!rows.has(call.callId)) rows.set(call.callId, { call, answer: undefined })
+        const row = rows.get(call.callId)
+        if (row === undefined) rows.set(call.callId, { call, answer: undefined })
+        else if (waitOf(row.call) < waitOf(call)) {
+          // Later in the posting order, as a new row would be.
+          rows.delete(call.callId)
+          rows.set(call.callId, { call, answer: undefined })
+        }
       }),
     list: (executionId) =>
       Effect.sync(() => [...rowsOf(executionId).values()].filter((row) => row.answer === undefined).map((row) => row.call)),
@@ -136,10 +160,11 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
         const row = rowsOf(executionId).get(callId)
         return row === undefined ? null : row.answer
       }),
-    claim: (executionId, callId, answer) =>
+    claim: (executionId, callId, answer, wait) =>
       Effect.sync((): Claim => {
         const row = rowsOf(executionId).get(callId)
         if (row === undefined) return "unknown"
+        if (waitOf(row.call) !== wait) return "taken"
         if (row.answer === undefined) row.answer = answer
         return row.answer === answer ? "answered" : "taken"
       }),
@@ -148,7 +173,12 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
   }
 })
 
-const Stored = Schema.Struct({ kind: Schema.Literals(["approval", "result"]), tool: Schema.String, params: Schema.String })
+const Stored = Schema.Struct({
+  kind: Schema.Literals(["approval", "result"]),
+  tool: Schema.String,
+  params: Schema.String,
+  wait: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+})
 const decodeStored = Schema.decodeUnknownOption(Stored)
 
 /** Stored arguments: JSON written by `post`; text that is not (a tampered row) is shown as it is. */
@@ -165,6 +195,7 @@ interface StoredRow {
   readonly kind: string
   readonly tool: string
   readonly params: string
+  readonly wait: unknown
 }
 
 /** The calls of stored rows; a row that is not one `post` writes (a tampered table) is left out. */
@@ -172,7 +203,8 @@ const callsOf = (rows: ReadonlyArray<StoredRow>): ReadonlyArray<WaitingCall> =>
   rows.flatMap((row): Array<WaitingCall> => {
     const stored = decodeStored(row)
     if (stored._tag === "None" || typeof row.call_id !== "string") return []
-    return [{ callId: row.call_id, kind: stored.value.kind, tool: stored.value.tool, params: parsed(stored.value.params) }]
+    const call: WaitingCall = { callId: row.call_id, kind: stored.value.kind, tool: stored.value.tool, params: parsed(stored.value.params) }
+    return [stored.value.wait >= 2 ? { ...call, wait: stored.value.wait } : call]
   })
 
 /** The table, created if missing. */
@@ -186,15 +218,37 @@ const createTable = (sql: SqlClient) =>
       tool VARCHAR(256) NOT NULL,
       params TEXT NOT NULL,
       answer TEXT,
+      wait INTEGER NOT NULL DEFAULT 1,
       PRIMARY KEY (execution_id, call_id)
     )`
     // Two PostgreSQL processes creating the table at once can both fail on its
     // type's name: one creates it under a lock while the other waits.
     yield* sql.onDialectOrElse({
-      pg: () => sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock(4242, 1)`, create)),
-      orElse: () => create
+      pg: () =>
+        sql.withTransaction(
+          Effect.andThen(
+            sql`SELECT pg_advisory_xact_lock(4242, 1)`,
+            Effect.andThen(create, sql`ALTER TABLE loopwork_waiting_calls ADD COLUMN IF NOT EXISTS wait INTEGER NOT NULL DEFAULT 1`)
+          )
+        ),
+      orElse: () => Effect.andThen(create, addWaitColumn(sql))
     })
   })
+
+/**
+ * The `wait` column in a table made before it (SQLite has no `ADD COLUMN IF
+ * NOT EXISTS`): added when missing; a process that adds it at the same time
+ * makes this one's fail, which finds it there.
+ */
+const addWaitColumn = (sql: SqlClient) => {
+  const present = Effect.map(
+    sql<{ name: string }>`SELECT name FROM pragma_table_info('loopwork_waiting_calls') WHERE name = 'wait'`,
+    (rows) => rows.length > 0
+  )
+  const add = sql`ALTER TABLE loopwork_waiting_calls ADD COLUMN wait INTEGER NOT NULL DEFAULT 1`
+  return Effect.flatMap(present, (yes) =>
+    yes ? Effect.void : Effect.catch(Effect.asVoid(add), (error) => Effect.flatMap(present, (now) => now ? Effect.void : Effect.fail(error))))
+}
 
 /** Stop requests, in the same table. */
 const stopsIn = (sql: SqlClient): Pick<WaitingCalls["Service"], "requestStop" | "stopRequested"> => ({
@@ -230,23 +284,30 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
     const sql = yield* SqlClient
     yield* createTable(sql)
     return {
-      post: (executionId, call) =>
-        sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params)
-          SELECT ${executionId}, ${call.callId},
-            (SELECT COUNT(*) FROM loopwork_waiting_calls WHERE execution_id = ${executionId}),
-            ${call.kind}, ${call.tool}, ${JSON.stringify(call.params) ?? "null"}
+      post: (executionId, call) => {
+        const params = JSON.stringify(call.params) ?? "null"
+        const wait = waitOf(call)
+        const next = sql`(SELECT COALESCE(MAX(position), -1) + 1 FROM loopwork_waiting_calls WHERE execution_id = ${executionId})`
+        const insert = sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params, wait)
+          SELECT ${executionId}, ${call.callId}, ${next}, ${call.kind}, ${call.tool}, ${params}, ${wait}
           WHERE NOT EXISTS (
             SELECT 1 FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND call_id = ${call.callId}
-          )`.pipe(Effect.asVoid),
+          )`
+        // A later wait replaces an earlier one's row; posting the same wait again changes nothing.
+        const replace = sql`UPDATE loopwork_waiting_calls
+          SET position = ${next}, kind = ${call.kind}, tool = ${call.tool}, params = ${params}, answer = NULL, wait = ${wait}
+          WHERE execution_id = ${executionId} AND call_id = ${call.callId} AND wait < ${wait}`
+        return wait === 1 ? Effect.asVoid(insert) : Effect.asVoid(Effect.andThen(insert, replace))
+      },
       list: (executionId) =>
         Effect.map(
-          sql<StoredRow>`SELECT call_id, kind, tool, params
+          sql<StoredRow>`SELECT call_id, kind, tool, params, wait
             FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND answer IS NULL ORDER BY position`,
           callsOf
         ),
       posted: (executionId) =>
         Effect.map(
-          sql<StoredRow>`SELECT call_id, kind, tool, params
+          sql<StoredRow>`SELECT call_id, kind, tool, params, wait
             FROM loopwork_waiting_calls WHERE execution_id = ${executionId} AND call_id <> '' ORDER BY position`,
           callsOf
         ),
@@ -256,14 +317,14 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
             WHERE execution_id = ${executionId} AND call_id = ${callId}`,
           (rows) => rows.length === 0 ? null : typeof rows[0].answer === "string" ? rows[0].answer : undefined
         ),
-      claim: (executionId, callId, answer) =>
+      claim: (executionId, callId, answer, wait) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`UPDATE loopwork_waiting_calls SET answer = ${answer}
-            WHERE execution_id = ${executionId} AND call_id = ${callId} AND answer IS NULL`
-          const rows = yield* sql<{ answer: string | null }>`SELECT answer FROM loopwork_waiting_calls
+            WHERE execution_id = ${executionId} AND call_id = ${callId} AND wait = ${wait} AND answer IS NULL`
+          const rows = yield* sql<{ answer: string | null; wait: unknown }>`SELECT answer, wait FROM loopwork_waiting_calls
             WHERE execution_id = ${executionId} AND call_id = ${callId}`
           if (rows.length === 0) return "unknown" as const
-          return rows[0].answer === answer ? "answered" as const : "taken" as const
+          return Number(rows[0].wait) === wait && rows[0].answer === answer ? "answered" as const : "taken" as const
         })),
       ...stopsIn(sql)
     }

@@ -17,7 +17,7 @@ import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
 import { AlreadyAnswered, type AnswerError, NotDurableChain } from "../DurableError.ts"
-import { WaitingCalls } from "../WaitingCalls.ts"
+import { WaitingCalls, waitOf } from "../WaitingCalls.ts"
 import { configOf } from "./config.ts"
 import { checkedKey } from "./executionKey.ts"
 import type { Stopped } from "./waiting.ts"
@@ -27,7 +27,7 @@ export interface Answers<A> {
   readonly kind: "approval" | "result"
   readonly field: string
   readonly schema: Schema.Codec<A, unknown>
-  readonly deferred: (callId: string) => DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>
+  readonly deferred: (callId: string, wait: number) => DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>
   /** What of the answer the tool's schemas must accept: edited arguments or a supplied result. */
   readonly edit: (answer: A) => { readonly params: unknown } | { readonly result: unknown } | undefined
 }
@@ -54,6 +54,13 @@ const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<Readon
     )
   })
 }
+
+/** The latest wait of a call `executionKey` posted (1 if it was posted once, or not at all). */
+const latestWait = (store: WaitingCalls["Service"], executionKey: string, callId: string) =>
+  Effect.map(store.posted(executionKey), (calls) => {
+    const call = calls.find((posted) => posted.callId === callId)
+    return call === undefined ? 1 : waitOf(call)
+  })
 
 /** @internal */
 export const answer = <A>(
@@ -94,10 +101,13 @@ export const answer = <A>(
     }
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
     for (const [id, value] of entries) {
-      const claim = yield* store.claim(key, id, canonical(value))
+      const call = byId.get(id)
+      // Answered already (the same answer again): its wait is the latest, whose answer it is.
+      const wait = call === undefined ? yield* latestWait(store, key, id) : waitOf(call)
+      const claim = yield* store.claim(key, id, canonical(value), wait)
       if (claim === "taken") return yield* new AlreadyAnswered({ executionId, callId: id })
       if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
-      const deferred = answers.deferred(id)
+      const deferred = answers.deferred(id, wait)
       yield* engine.deferredDone(deferred, {
         workflowName: workflow._tag,
         executionId,

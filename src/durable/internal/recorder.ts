@@ -63,7 +63,13 @@ const storable = (error: ChatModelError): ChatModelError => {
 export interface Names {
   readonly model: () => string
   readonly tool: (callId: string) => string
-  readonly wait: (callId: string) => string
+  /**
+   * The n-th wait of a call (a call retried with new arguments waits again)
+   * and the name of the step that posts it: `wait/<callId>` for the first,
+   * `wait-<n>/<callId>` from the second on (a prefix no first wait has,
+   * whatever the call id).
+   */
+  readonly wait: (callId: string) => { readonly n: number; readonly name: string }
   /**
    * When the delegation a durable ensemble's tool call `callId` asked for
    * ended, if it did not succeed: named after the call and its n-th such
@@ -91,10 +97,14 @@ export const names = (version: number): Names => {
   let models = 0
   const nth = runCount()
   const nthEnded = runCount()
+  const nthWait = runCount()
   return {
     model: () => `v${version}/model/${++models}`,
     tool: (callId) => `v${version}/tool/${callId}/${nth(callId)}`,
-    wait: (callId) => `v${version}/wait/${callId}`,
+    wait: (callId) => {
+      const n = nthWait(callId)
+      return { n, name: n === 1 ? `v${version}/wait/${callId}` : `v${version}/wait-${n}/${callId}` }
+    },
     ended: (callId, path) =>
       callId === undefined
         ? `v${version}/delegation/path/${path.join(".")}/ended`

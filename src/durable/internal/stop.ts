@@ -16,7 +16,7 @@ import { describe } from "../../internal/describe.ts"
 import type { InvalidInput } from "../../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { NotDurableChain } from "../DurableError.ts"
-import { WaitingCalls } from "../WaitingCalls.ts"
+import { WaitingCalls, waitOf } from "../WaitingCalls.ts"
 import { configOf } from "./config.ts"
 import { checkedKey } from "./executionKey.ts"
 import { approvalOf, resultOf, stopMarker as marker } from "./waiting.ts"
@@ -35,13 +35,14 @@ export const stop = (
     // Every call posted: one answered first keeps its answer ("taken"); one already stopped is woken
     // again, which completes what a process lost between the claim and the wake left undone.
     for (const call of yield* store.posted(key)) {
-      if ((yield* store.claim(key, call.callId, canonical(marker))) !== "answered") continue
+      const wait = waitOf(call)
+      if ((yield* store.claim(key, call.callId, canonical(marker), wait)) !== "answered") continue
       const done = { workflowName: workflow._tag, executionId, exit: Exit.succeed(marker) }
       if (call.kind === "approval") {
-        const deferred = approvalOf(call.callId)
+        const deferred = approvalOf(call.callId, wait)
         yield* engine.deferredDone(deferred, { ...done, deferredName: deferred.name })
       } else {
-        const deferred = resultOf(call.callId)
+        const deferred = resultOf(call.callId, wait)
         yield* engine.deferredDone(deferred, { ...done, deferredName: deferred.name })
       }
     }

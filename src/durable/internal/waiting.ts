@@ -4,6 +4,10 @@
  * that then reads whether the run was asked to stop — so a human sees and
  * can answer all of them at once; then each answer is awaited as the durable
  * deferred named after its call (`approval/<callId>`, `result/<callId>`).
+ * A call that waits again (retried with new arguments, or an external tool
+ * once approved) is posted again as its next wait, and answered through a
+ * deferred of that wait (`approval-<n>/<callId>`): an answer given for one
+ * wait never answers another.
  * A stop asked before the posting is read by it; one asked after finds the
  * calls posted and answers them with `Stopped`.
  *
@@ -29,13 +33,17 @@ export const stopMarker: Stopped = { loopworkStop: true }
 
 const isStopped = (answer: object): answer is Stopped => "loopworkStop" in answer
 
-/** @internal the deferred a call waiting for a decision is answered through */
-export const approvalOf = (callId: string) =>
-  DurableDeferred.make(`approval/${callId}`, { success: Schema.Union([Stopped, Approval.Decision]) })
+/** `kind/<callId>` for a call's first wait, `kind-<n>/<callId>` for its n-th (a prefix no first wait has). */
+const deferredName = (kind: "approval" | "result", callId: string, wait: number) =>
+  wait === 1 ? `${kind}/${callId}` : `${kind}-${wait}/${callId}`
 
-/** @internal the deferred a call waiting for an external result is answered through */
-export const resultOf = (callId: string) =>
-  DurableDeferred.make(`result/${callId}`, { success: Schema.Union([Stopped, ExternalTool.Supplied]) })
+/** @internal the deferred the `wait`-th wait (1 for the first) of a call waiting for a decision is answered through */
+export const approvalOf = (callId: string, wait: number) =>
+  DurableDeferred.make(deferredName("approval", callId, wait), { success: Schema.Union([Stopped, Approval.Decision]) })
+
+/** @internal the deferred the `wait`-th wait (1 for the first) of a call waiting for an external result is answered through */
+export const resultOf = (callId: string, wait: number) =>
+  DurableDeferred.make(deferredName("result", callId, wait), { success: Schema.Union([Stopped, ExternalTool.Supplied]) })
 
 type Engine = WorkflowEngine | WorkflowInstance
 
@@ -53,15 +61,17 @@ export const stopAsked = (key: string): Effect.Effect<boolean, never, WaitingCal
       Effect.catch((error) => Effect.as(Effect.logWarning(`loopwork: could not read whether run ${key} was asked to stop: ${error.message}`), false))
     ))
 
-const post = (next: Names, key: string, call: ToolCall, kind: "approval" | "result") =>
+const post = (name: string, key: string, call: ToolCall, kind: "approval" | "result", wait: number) =>
   Activity.make({
-    name: next.wait(call.id),
+    name,
     success: Schema.Boolean,
-    execute: Effect.flatMap(Effect.service(WaitingCalls), (store) =>
-      Effect.andThen(
-        Effect.orDie(Effect.retry(store.post(key, { callId: call.id, kind, tool: call.name, params: call.params }), retried)),
+    execute: Effect.flatMap(Effect.service(WaitingCalls), (store) => {
+      const posted = { callId: call.id, kind, tool: call.name, params: call.params }
+      return Effect.andThen(
+        Effect.orDie(Effect.retry(store.post(key, wait === 1 ? posted : { ...posted, wait }), retried)),
         stopAsked(key)
-      ))
+      )
+    })
   })
 
 /**
@@ -73,15 +83,20 @@ export const answersTo = <A extends object>(
   key: string,
   calls: ReadonlyArray<ToolCall>,
   kind: "approval" | "result",
-  deferredOf: (callId: string) => DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>
+  deferredOf: (callId: string, wait: number) => DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>
 ): Effect.Effect<ReadonlyMap<string, A> | undefined, never, Engine | WaitingCalls> =>
   Effect.gen(function*() {
     let stopped = false
-    for (const call of calls) stopped = (yield* post(next, key, call, kind)) || stopped
+    const waits = new Map<string, number>()
+    for (const call of calls) {
+      const { n, name } = next.wait(call.id)
+      waits.set(call.id, n)
+      stopped = (yield* post(name, key, call, kind, n)) || stopped
+    }
     if (stopped) return undefined
     const answers = new Map<string, A>()
     for (const call of calls) {
-      const answer = yield* DurableDeferred.await(deferredOf(call.id))
+      const answer = yield* DurableDeferred.await(deferredOf(call.id, waits.get(call.id) ?? 1))
       if (isStopped(answer)) return undefined
       answers.set(call.id, answer)
     }
