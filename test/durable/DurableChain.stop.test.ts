@@ -125,6 +125,39 @@ describe("DurableChain.stop", () => {
     }).pipe(Effect.provide(live))
   })
 
+  it.effect("an execution id with a '/' is refused: with 'Support' it would reach the rows of 'Support/Admin'", () => {
+    const { ran, Support } = setup([roundWithApproval, { text: "Refunded." }], (order) => Effect.succeed(`order ${order}`))
+    const Admin = supportWorkflow("Support/Admin", toolkit)
+    const handlers = toolkit.toLayer({
+      refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)),
+      lookup: ({ order }) => Effect.succeed(`order ${order}`)
+    })
+    const live = Layer.mergeAll(DurableChain.layer(Support), DurableChain.layer(Admin)).pipe(
+      Layer.provideMerge(Layer.mergeAll(ScriptedModel.make([roundWithApproval, { text: "Refunded." }]).layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))
+    )
+    return Effect.gen(function*() {
+      const id = yield* Admin.execute({ ticket: "A1" }, { discard: true })
+      expect(id).not.toContain("/")
+      expect((yield* waitingOn(Admin, id)).map((call) => call.callId)).toEqual(["c2"])
+      const forged = `Admin/${id}`
+      const refusals = [
+        yield* Effect.flip(DurableChain.pending(Support, forged)),
+        yield* Effect.flip(DurableChain.decide(Support, forged, { c2: Approval.reject("hijacked") })),
+        yield* Effect.flip(DurableChain.supply(Support, forged, { c2: { result: "hijacked" } })),
+        yield* Effect.flip(DurableChain.stop(Support, forged))
+      ]
+      for (const refusal of refusals) {
+        if (refusal._tag !== "InvalidInput") return expect.unreachable(`refused as InvalidInput, not ${refusal._tag}`)
+        expect(refusal.message).toContain("no '/'")
+      }
+      // Admin's call still waits for its own approver, who decides it.
+      expect((yield* DurableChain.pending(Admin, id)).map((call) => call.callId)).toEqual(["c2"])
+      yield* DurableChain.decide(Admin, id, { c2: Approval.approve })
+      expect((yield* Admin.execute({ ticket: "A1" }))._tag).toBe("Finished")
+      expect(ran).toEqual(["refund 20"])
+    }).pipe(Effect.provide(live))
+  })
+
   it.effect("an execution id given with another workflow reaches nothing of it", () => {
     const { live, ran, Support, Other } = setup([roundWithApproval, { text: "Refunded." }], (order) => Effect.succeed(`order ${order}`))
     return Effect.gen(function*() {
