@@ -23,6 +23,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { waitOf } from "./internal/waitNumber.ts"
 
 /**
  * A call a durable run waits on.
@@ -114,9 +115,6 @@ interface Row {
   call: WaitingCall
   answer: string | undefined
 }
-
-/** @internal which wait of its call `call` is: 1 for the first */
-export const waitOf = (call: WaitingCall): number => call.wait ?? 1
 
 /**
  * Waiting calls in this process's memory: for tests and the memory engine.
