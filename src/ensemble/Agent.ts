@@ -17,7 +17,7 @@ import { Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel } from "../ChatModel.ts"
 import { AgentOptions } from "./internal/agentConfig.ts"
-import { decode } from "./internal/rules.ts"
+import { decodeOptions } from "./internal/rules.ts"
 import type { ValidationError } from "./EnsembleError.ts"
 
 /**
@@ -147,7 +147,7 @@ export const defaults = {
 export const make = <Tools extends Record<string, Tool.Any> = {}>(
   options: Options<Tools>
 ): Effect.Effect<Agent<Tools>, ValidationError> =>
-  Effect.map(decode(AgentOptions, options), (valid): Agent<Tools> => ({
+  Effect.map(decodeOptions("Agent.make", AgentOptions, options), (valid): Agent<Tools> => ({
     _tag: "Agent",
     role: valid.role,
     goal: valid.goal,

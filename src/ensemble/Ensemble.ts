@@ -49,7 +49,7 @@ import * as Internal from "./internal/ensemble.ts"
 import type { ErrorStrategy } from "./internal/parallel.ts"
 import { isCount } from "./internal/rules.ts"
 import * as Run from "./internal/run.ts"
-import { validate } from "./internal/ensembleConfig.ts"
+import { validateConfig } from "./internal/ensembleConfig.ts"
 import type * as Agent from "./Agent.ts"
 import { type EnsembleError, ValidationError } from "./EnsembleError.ts"
 import { type EnsembleEvent, Sink } from "./EnsembleEvent.ts"
@@ -198,7 +198,7 @@ export const defaults = Internal.defaults
 export const make = <const Agents extends ReadonlyArray<Agent.Any>>(
   config: Config<Agents>
 ): Effect.Effect<Ensemble<HandlersOfAgent<Agents[number]>>, ValidationError> =>
-  Effect.map(validate(config), Internal.build)
+  Effect.map(validateConfig(config), Internal.build)
 
 /**
  * Runs an ensemble: checks the ensemble and `inputs`, fills the templates

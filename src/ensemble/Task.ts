@@ -24,7 +24,7 @@
  * @since 0.1.0
  */
 import { Effect, type Schema } from "effect"
-import { decode } from "./internal/rules.ts"
+import { decodeOptions } from "./internal/rules.ts"
 import { TaskOptions } from "./internal/taskConfig.ts"
 import type { Any as AnyAgent } from "./Agent.ts"
 import type { ValidationError } from "./EnsembleError.ts"
@@ -124,7 +124,7 @@ export const defaults = { maxOutputRetries: 3 } as const
  */
 export const make = (options: Options): Effect.Effect<Task, ValidationError> =>
   // Immutable: a task cannot be added to its own context after it is made.
-  Effect.map(decode(TaskOptions, options), (valid): Task =>
+  Effect.map(decodeOptions("Task.make", TaskOptions, options), (valid): Task =>
     Object.freeze({
       _tag: "Task",
       description: valid.description,

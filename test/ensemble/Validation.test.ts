@@ -464,3 +464,55 @@ describe("Unused agents", () => {
       expect(model.calls).toBe(2)
     }))
 })
+
+// -----------------------------------------------------------------------------
+// Options that are not options
+// -----------------------------------------------------------------------------
+
+describe("a key that is not an option is refused, not dropped", () => {
+  const agentOptions = "role, goal, background, toolkit, llm, allowDelegation, verbose, maxIterations, responseFormat"
+  const rows: ReadonlyArray<{ readonly name: string; readonly options: object; readonly message: string }> = [
+    {
+      name: "tools, a misspelt toolkit (the agent would run with no tools)",
+      options: { role: "Writer", goal: "g", tools: [] },
+      message: `Agent.make has no option "tools"; its options are ${agentOptions}`
+    },
+    {
+      name: "a key named after Object.prototype, from JSON",
+      options: JSON.parse(`{"role":"Writer","goal":"g","__proto__":{"allowDelegation":true}}`),
+      message: `Agent.make has no option "__proto__"; its options are ${agentOptions}`
+    },
+    {
+      name: "constructor",
+      options: { role: "Writer", goal: "g", constructor: "x" },
+      message: `Agent.make has no option "constructor"; its options are ${agentOptions}`
+    },
+    {
+      name: "a long key is cut short in the message",
+      options: { role: "Writer", goal: "g", ["k".repeat(1_000)]: 1 },
+      message: `Agent.make has no option "${"k".repeat(60)}…"; its options are ${agentOptions}`
+    }
+  ]
+  for (const row of rows) {
+    it.effect(`Agent.make, ${row.name}`, () =>
+      Effect.gen(function*() {
+        const error = yield* validationError(Agent.make(row.options as Agent.Options<{}>))
+        expect(error.message).toBe(row.message)
+      }))
+  }
+
+  it.effect("Task.make and Ensemble.make too; an agent's _tag, spread into Agent.make with its options, is let through", () =>
+    Effect.gen(function*() {
+      const writer = yield* writerOf()
+      const task = yield* validationError(Task.make({ description: "Write", expectedOutput: "Prose", agent: writer, dependsOn: [] } as Task.Options))
+      expect(task.message).toBe(
+        `Task.make has no option "dependsOn"; its options are description, expectedOutput, agent, context, outputType, maxOutputRetries`
+      )
+      const write = yield* Task.make({ description: "Write", expectedOutput: "Prose", agent: writer })
+      const ensemble = yield* validationError(Ensemble.make({ agents: [writer], tasks: [write], workflw: "PARALLEL" } as Ensemble.Config<[typeof writer]>))
+      expect(ensemble.message.startsWith(`Ensemble.make has no option "workflw"; its options are workflow,`)).toBe(true)
+      // What a JavaScript caller spreading an agent into Agent.make passes: its tag with its options.
+      const copy = yield* Agent.make({ _tag: "Agent", role: "Editor", goal: writer.goal, maxIterations: 3 } as Agent.Options<{}>)
+      expect([copy.role, copy.goal, copy.maxIterations]).toEqual(["Editor", writer.goal, 3])
+    }))
+})

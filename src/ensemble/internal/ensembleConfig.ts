@@ -31,7 +31,8 @@ import {
   optional,
   optionalCount,
   required,
-  show
+  show,
+  unknownOption
 } from "./rules.ts"
 import { taskProblem } from "./taskConfig.ts"
 import { type Reserved, toolClash } from "./toolIsolation.ts"
@@ -182,6 +183,13 @@ const tasksProblem = (config: ValidConfig, workflow: Workflow): string | undefin
  */
 export const validate = (config: unknown): Effect.Effect<ValidConfig, ValidationError> =>
   Effect.suspend(() => Effect.fromResult(validateNow(config)))
+
+/** @internal {@link validate} for `Ensemble.make`: a key the config has no field for is refused first */
+export const validateConfig = (config: unknown): Effect.Effect<ValidConfig, ValidationError> =>
+  Effect.suspend(() => {
+    const unknown = unknownOption("Ensemble.make", EnsembleConfig.fields, config)
+    return unknown === undefined ? Effect.fromResult(validateNow(config)) : Effect.fail(unknown)
+  })
 
 /** @internal {@link validate}, at once: for a caller that is already running (such as `Ensemble.run`) */
 export const validateNow = (config: unknown): Result.Result<ValidConfig, ValidationError> => {

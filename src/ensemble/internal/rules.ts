@@ -88,6 +88,36 @@ export const problem = <S extends Schema.ConstraintDecoder<unknown>>(
 
 const firstMessage = (error: Schema.SchemaError): string => formatter(error.issue).issues[0]?.message ?? error.message
 
+/**
+ * `decode` for a maker's options (`Agent.make`, `Task.make`, …): a key the
+ * options have no field for is refused first (a misspelt `toolkit` would
+ * otherwise be dropped without a word), except `_tag`, which a value spread
+ * into its maker brings along.
+ *
+ * @internal
+ */
+export const decodeOptions = <S extends Schema.ConstraintDecoder<unknown> & { readonly fields: Schema.Struct.Fields }>(
+  maker: string,
+  schema: S,
+  input: unknown
+): Effect.Effect<S["Type"], ValidationError> =>
+  Effect.suspend(() => {
+    const unknown = unknownOption(maker, schema.fields, input)
+    return unknown === undefined ? Effect.fromResult(decodeNow(schema, input)) : Effect.fail(unknown)
+  })
+
+/** @internal the first key of `input` that `fields` has no field for (`_tag` aside), as the error saying so */
+export const unknownOption = (maker: string, fields: Schema.Struct.Fields, input: unknown): ValidationError | undefined => {
+  if (!isRecord(input)) return undefined
+  for (const key of Object.keys(input)) {
+    if (key === "_tag" || Object.hasOwn(fields, key)) continue
+    return new ValidationError({
+      message: `${maker} has no option ${show(key)}; its options are ${Object.keys(fields).join(", ")}`
+    })
+  }
+  return undefined
+}
+
 // -----------------------------------------------------------------------------
 // Checks used by several configs
 // -----------------------------------------------------------------------------
