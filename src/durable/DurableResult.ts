@@ -85,8 +85,11 @@ export type DurableResult = typeof DurableResult.Type
 
 /**
  * A durable run failed: `reason` is the tag of the run's `LoopError`
- * reason (or `OutputNotStorable`: a decoded `output` whose JSON encoding
- * failed), `description` its message, `document` the chain at the failure.
+ * reason, or `OutputNotStorable` (a decoded `output` whose JSON encoding
+ * failed), or `CorruptRecord` (what the run read back from its store is not
+ * what it wrote: a recorded step that does not match its schema, or calls
+ * it waits on that are not the calls it posted); `description` is its
+ * message, `document` the chain at the failure.
  *
  * @example
  * ```ts

@@ -8,6 +8,12 @@
  * apply them, and the run goes on. The workflow ends with the run's final
  * outcome as `DurableResult`.
  *
+ * What the run reads back from the store is checked: a recorded step that
+ * does not decode, or calls it waits on that are not the calls it posted
+ * (their tool or arguments changed since, or one id twice), end it with
+ * `DurableRunFailed` (`CorruptRecord`) rather than a defect or an answer
+ * applied to a call no one was shown.
+ *
  * @internal
  */
 import { Effect, Schema } from "effect"
@@ -76,17 +82,24 @@ const answered = (
     const record = <A>(answers: ReadonlyMap<string, A>) => Object.assign(Object.create(null) as Record<string, A>, Object.fromEntries(answers))
     if (reason._tag === "ApprovalPending") {
       const decisions = yield* answersTo(next, key, reason.calls, "approval", approvalOf)
-      if (decisions === undefined) return undefined
-      return yield* Effect.catch(Approval.decide(chain, record(decisions)), (reason) => failedWith(chain, reason))
+      if (decisions._tag === "Stopped") return undefined
+      if (decisions._tag === "Corrupt") return yield* corrupt(chain, decisions.why)
+      return yield* Effect.catch(Approval.decide(chain, record(decisions.answers)), (reason) => failedWith(chain, reason))
     }
     const results = yield* answersTo(next, key, reason.calls, "result", resultOf)
-    if (results === undefined) return undefined
-    return yield* Effect.catch(ExternalTool.supply(chain, record(results)), (reason) => failedWith(chain, reason))
+    if (results._tag === "Stopped") return undefined
+    if (results._tag === "Corrupt") return yield* corrupt(chain, results.why)
+    return yield* Effect.catch(ExternalTool.supply(chain, record(results.answers)), (reason) => failedWith(chain, reason))
   })
 
 const failedWith = (chain: Chain, reason: { readonly _tag: string; readonly message: string }) =>
   Effect.flatMap(documentOf(chain), (document) =>
     Effect.fail(new DurableRunFailed({ reason: reason._tag, description: reason.message, document })))
+
+/** The run's end when what it read back from the store is not what it wrote. */
+const corrupt = (chain: Chain, what: string) =>
+  failedWith(chain, { _tag: "CorruptRecord", message: `${what}: the store was changed by something other than this run` })
+
 
 /**
  * The version the execution started under, recorded by its first activity:
@@ -109,7 +122,8 @@ export const body = (config: Config, workflowName: string) => (input: unknown, e
     while (true) {
       const outcome = yield* run(chain, config.run).pipe(
         Effect.provideService(CurrentDurability, durability),
-        Effect.catch(failed)
+        Effect.catch(failed),
+        Effect.catchDefect((defect) => Schema.isSchemaError(defect) ? corrupt(chain, `a recorded step does not match its schema (${defect.message})`) : Effect.die(defect))
       )
       if (outcome._tag === "Pause" && (outcome.reason._tag === "ApprovalPending" || outcome.reason._tag === "ExternalPending")) {
         const answeredChain = yield* answered(next, key, outcome.chain, outcome.reason)

@@ -19,8 +19,10 @@ import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowE
 import * as Approval from "../../Approval.ts"
 import * as ExternalTool from "../../ExternalTool.ts"
 import type { ToolCall } from "../../ToolCall.ts"
-import { WaitingCalls } from "../WaitingCalls.ts"
+import { canonical } from "../../internal/canonicalJson.ts"
+import { type WaitingCall, WaitingCalls } from "../WaitingCalls.ts"
 import type { Names } from "./recorder.ts"
+import { waitOf } from "./waitNumber.ts"
 
 /** @internal what a waiting call is answered with when the run is asked to stop */
 export const Stopped = Schema.Struct({ loopworkStop: Schema.Literal(true) })
@@ -74,9 +76,41 @@ const post = (name: string, key: string, call: ToolCall, kind: "approval" | "res
     })
   })
 
+/** @internal what a wait on calls ended with */
+export type Answered<A> =
+  | { readonly _tag: "Answered"; readonly answers: ReadonlyMap<string, A> }
+  | { readonly _tag: "Stopped" }
+  /** The calls waited on are not the calls posted: `why`. */
+  | { readonly _tag: "Corrupt"; readonly why: string }
+
 /**
- * @internal the answers to `calls` by call id, or `undefined` when the run
- * was asked to stop while it waited
+ * Why the calls a run waited on are not the calls it posted (`undefined`
+ * when they are): a call whose posted wait shows another tool or other
+ * arguments (what a human was shown is what the answer is for). A row a
+ * later wait of the call replaced is that wait's, and says nothing of this
+ * one.
+ */
+const unlikePosted = (
+  calls: ReadonlyArray<ToolCall>,
+  waits: ReadonlyMap<string, number>,
+  posted: ReadonlyArray<WaitingCall>
+): string | undefined => {
+  const rows = new Map(posted.map((row) => [row.callId, row]))
+  for (const call of calls) {
+    const row = rows.get(call.id)
+    if (row === undefined) return `the call '${call.id}' the run waits on was never posted`
+    if (waitOf(row) !== waits.get(call.id)) continue
+    if (row.tool !== call.name || canonical(row.params) !== canonical(call.params)) {
+      return `the call '${call.id}' the run waits on is not the call it posted and a human was shown`
+    }
+  }
+  return undefined
+}
+
+/**
+ * @internal the answers to `calls` by call id; `Stopped` when the run was
+ * asked to stop while it waited; `Corrupt` when two calls have one id, or
+ * the calls are not the ones posted (see `unlikePosted`)
  */
 export const answersTo = <A extends object>(
   next: Names,
@@ -84,8 +118,10 @@ export const answersTo = <A extends object>(
   calls: ReadonlyArray<ToolCall>,
   kind: "approval" | "result",
   deferredOf: (callId: string, wait: number) => DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>
-): Effect.Effect<ReadonlyMap<string, A> | undefined, never, Engine | WaitingCalls> =>
+): Effect.Effect<Answered<A>, never, Engine | WaitingCalls> =>
   Effect.gen(function*() {
+    // Arrival gives each call of a chain its own id: two with one id come from an edited record.
+    if (new Set(calls.map((call) => call.id)).size !== calls.length) return { _tag: "Corrupt", why: "the run waits on two calls with one id" }
     let stopped = false
     const waits = new Map<string, number>()
     for (const call of calls) {
@@ -93,12 +129,15 @@ export const answersTo = <A extends object>(
       waits.set(call.id, n)
       stopped = (yield* post(name, key, call, kind, n)) || stopped
     }
-    if (stopped) return undefined
+    if (stopped) return { _tag: "Stopped" }
     const answers = new Map<string, A>()
     for (const call of calls) {
       const answer = yield* DurableDeferred.await(deferredOf(call.id, waits.get(call.id) ?? 1))
-      if (isStopped(answer)) return undefined
+      if (isStopped(answer)) return { _tag: "Stopped" }
       answers.set(call.id, answer)
     }
-    return answers
+    // Read now, when the answers are in: a change while the run waited shows.
+    const posted = yield* Effect.orDie(Effect.retry(Effect.flatMap(Effect.service(WaitingCalls), (store) => store.posted(key)), retried))
+    const why = unlikePosted(calls, waits, posted)
+    return why === undefined ? { _tag: "Answered", answers } : { _tag: "Corrupt", why }
   })

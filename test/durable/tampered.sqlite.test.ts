@@ -1,0 +1,121 @@
+/**
+ * A SQLite store edited by hand between a run pausing for an approval and
+ * resuming (helper-28's probes). Whoever can write the store can answer any
+ * call, so this is defence in depth, not a boundary: what the run reads back
+ * is checked, and a record that is not what the run wrote ends it with
+ * `DurableRunFailed` (`CorruptRecord`), never a defect, and never an
+ * approval applied to a call no human was shown:
+ *
+ * - a recorded model turn given a second call with the waiting call's id;
+ * - a recorded turn whose waiting call's arguments changed after it was posted;
+ * - a recorded turn that is not a turn, or whose call id is not a string;
+ * - a recorded tool outcome that is not one.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { DatabaseSync } from "node:sqlite"
+import { Cause, Effect, Exit, Layer, Schema } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { Approval } from "../../src/index.ts"
+import { ScriptedModel } from "../../src/testing/index.ts"
+import { DurableChain, DurableSqlite } from "../../src/durable/index.ts"
+import { supportWorkflow, waitingOn } from "../support/durable.ts"
+
+const Refund = Tool.make("refund", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
+const Lookup = Tool.make("lookup", { parameters: Schema.Struct({ order: Schema.String }), success: Schema.String })
+const toolkit = Toolkit.make(Refund, Lookup)
+
+/** A stored JSON value, edited in place by a test. */
+type Stored = { [key: string]: any }
+
+/**
+ * Ticket T1 runs until it waits for c2 (refund 20); the runner stops;
+ * `tamper` edits the file; a new runner starts, a human approves what
+ * `pending` shows, and the execution's end is read.
+ */
+const tamperedRun = (tamper: (db: DatabaseSync) => void) => {
+  const dir = mkdtempSync(join(tmpdir(), "loopwork-tampered-"))
+  const filename = join(dir, "runs.db")
+  const ran: Array<string> = []
+  const handlers = toolkit.toLayer({
+    refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)),
+    lookup: ({ order }) => Effect.sync(() => (ran.push(`lookup ${order}`), `order ${order}: shipped`))
+  })
+  const Support = supportWorkflow("Support", toolkit)
+  const live = (model: ScriptedModel.ScriptedModel) =>
+    DurableChain.layer(Support).pipe(
+      Layer.provide([model.layer, handlers]),
+      Layer.provideMerge(DurableSqlite.runner({ filename, pollInterval: "20 millis" }))
+    )
+  const before = ScriptedModel.make([
+    { toolCalls: [{ id: "c1", name: "lookup", params: { order: "A1" } }, { id: "c2", name: "refund", params: { amount: 20 } }] }
+  ])
+  const after = ScriptedModel.make([{ text: "Refunded." }])
+  return Effect.gen(function*() {
+    yield* Effect.scoped(Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T1" }, { discard: true })
+      yield* waitingOn(Support, id)
+    }).pipe(Effect.provide(live(before))))
+    const db = new DatabaseSync(filename)
+    try {
+      tamper(db)
+    } finally {
+      db.close()
+    }
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "T1" }, { discard: true })
+      const shown = yield* waitingOn(Support, id)
+      yield* DurableChain.decide(Support, id, Object.fromEntries(shown.map((call) => [call.callId, Approval.approve])))
+      const end = yield* Effect.exit(Support.execute({ ticket: "T1" }).pipe(Effect.timeout("10 seconds")))
+      return { ran, shown, end }
+    }).pipe(Effect.provide(live(after))))
+  }).pipe(Effect.ensuring(Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+}
+
+/** Rewrites the recorded result of the activity `name` (its first attempt) in effect's reply table. */
+const rewrite = (name: string, change: (value: Stored) => unknown) => (db: DatabaseSync) => {
+  const select = db.prepare(`SELECT r.id AS id, r.payload AS payload FROM cluster_replies r
+    JOIN cluster_messages m ON r.request_id = m.id WHERE m.message_id LIKE ?`)
+  select.setReadBigInts(true)
+  const row = select.get(`%/activity/${name}/1`) as { id: bigint; payload: string } | undefined
+  if (row === undefined) throw new Error(`no record of ${name}`)
+  const payload = JSON.parse(row.payload) as Stored
+  payload.value.exit.value = change(payload.value.exit.value)
+  db.prepare(`UPDATE cluster_replies SET payload = ? WHERE id = ?`).run(JSON.stringify(payload), row.id)
+}
+
+const edits: ReadonlyArray<readonly [string, (db: DatabaseSync) => void, string]> = [
+  ["a recorded turn given a second call with the waiting call's id", rewrite("v1/model/1", (turn) => {
+    const forged = { id: "c2", name: "refund", params: { amount: 9999 } }
+    turn.messages[0].content.push({ options: {}, type: "tool-call", ...forged, providerExecuted: false })
+    turn.response.toolCalls.push(forged)
+    return turn
+  }), "two calls with one id"],
+  ["a recorded turn whose waiting call's arguments changed after it was posted", rewrite("v1/model/1", (turn) => {
+    turn.response.toolCalls[1].params = { amount: 9999 }
+    turn.messages[0].content[1].params = { amount: 9999 }
+    return turn
+  }), "is not the call it posted"],
+  ["a recorded turn that is not a turn", rewrite("v1/model/1", () => "garbage"), "does not match its schema"],
+  ["a recorded turn whose call id is a number", rewrite("v1/model/1", (turn) => (turn.response.toolCalls[1].id = 42, turn)), "does not match its schema"],
+  ["a recorded tool outcome that is not one", rewrite("v1/tool/c1/1", () => ({ _tag: "Nope" })), "does not match its schema"]
+]
+
+describe("a durable run whose SQLite records were edited", () => {
+  for (const [what, tamper, says] of edits) {
+    it.live(`${what}: DurableRunFailed CorruptRecord; the refund never runs`, () =>
+      Effect.gen(function*() {
+        const { end, ran, shown } = yield* tamperedRun(tamper)
+        // The human was shown the call as posted.
+        expect(shown.map((call) => [call.callId, call.params])).toEqual([["c2", { amount: 20 }]])
+        expect(ran.filter((entry) => entry.startsWith("refund"))).toEqual([])
+        if (Exit.isSuccess(end)) return expect.unreachable("the run fails")
+        expect(Cause.hasDies(end.cause)).toBe(false)
+        const error = Cause.squash(end.cause)
+        expect(error).toMatchObject({ _tag: "DurableRunFailed", reason: "CorruptRecord" })
+        expect(String((error as Error).message)).toContain(says)
+      }), 60_000)
+  }
+})
