@@ -1,0 +1,95 @@
+/**
+ * The waiting-call stores agree on numbered waits (memory, SQLite,
+ * PostgreSQL): a later wait of a call replaces its row unanswered and shows
+ * its number; an answer claims only the wait it was given for; posting a
+ * wait again changes nothing (a posting step run twice after a crash keeps
+ * the answer). A table made before waits were numbered gains the `wait`
+ * column, also when several processes open it at once, and its rows read as
+ * first waits.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient, WaitingCalls } from "../../src/durable/index.ts"
+import { usePostgres } from "./support/postgres.ts"
+
+const { database } = usePostgres({ beforeAll, afterAll })
+
+const refund = (amount: number, wait?: number): WaitingCalls.WaitingCall => ({
+  callId: "c1",
+  kind: "approval",
+  tool: "refund",
+  params: { amount },
+  ...(wait === undefined ? {} : { wait })
+})
+
+/** The contract, on the store in the context. */
+const contract = Effect.gen(function*() {
+  const store = yield* WaitingCalls.WaitingCalls
+  yield* store.post("E", refund(20))
+  yield* store.post("E", { callId: "c2", kind: "result", tool: "measure", params: {} })
+  expect(yield* store.claim("E", "c1", "yes", 1)).toBe("answered")
+  // The retry waits again, on new arguments: the row is replaced, unanswered, and last in order.
+  yield* store.post("E", refund(15, 2))
+  expect(yield* store.list("E")).toEqual([{ callId: "c2", kind: "result", tool: "measure", params: {} }, refund(15, 2)])
+  expect(yield* store.answerOf("E", "c1")).toBeUndefined()
+  // An answer for the first wait does not answer the second.
+  expect(yield* store.claim("E", "c1", "yes", 1)).toBe("taken")
+  expect(yield* store.claim("E", "c1", "no", 2)).toBe("answered")
+  expect(yield* store.claim("E", "c1", "yes", 2)).toBe("taken")
+  // Posting a wait again (its step run twice) or an earlier one changes nothing.
+  yield* store.post("E", refund(99, 2))
+  yield* store.post("E", refund(99))
+  expect(yield* store.answerOf("E", "c1")).toBe("no")
+  expect((yield* store.posted("E")).find((call) => call.callId === "c1")).toEqual(refund(15, 2))
+  expect(yield* store.claim("E", "c9", "yes", 1)).toBe("unknown")
+})
+
+/** The table as a version before numbered waits made it, with a waiting call in it. */
+const oldTable = Effect.gen(function*() {
+  const sql = yield* SqlClient
+  yield* sql`CREATE TABLE loopwork_waiting_calls (
+    execution_id VARCHAR(255) NOT NULL, call_id VARCHAR(256) NOT NULL, position BIGINT NOT NULL,
+    kind VARCHAR(16) NOT NULL, tool VARCHAR(256) NOT NULL, params TEXT NOT NULL, answer TEXT,
+    PRIMARY KEY (execution_id, call_id))`
+  yield* sql`INSERT INTO loopwork_waiting_calls VALUES ('Old', 'c1', 0, 'approval', 'refund', '{"amount":5}', NULL)`
+})
+
+/** The old row reads as a first wait, is answered, and is replaced by a second wait. */
+const afterMigration = Effect.gen(function*() {
+  const store = yield* WaitingCalls.WaitingCalls
+  expect(yield* store.list("Old")).toEqual([{ callId: "c1", kind: "approval", tool: "refund", params: { amount: 5 } }])
+  expect(yield* store.claim("Old", "c1", "yes", 1)).toBe("answered")
+  yield* store.post("Old", { callId: "c1", kind: "approval", tool: "refund", params: { amount: 4 }, wait: 2 })
+  expect(yield* store.list("Old")).toEqual([{ callId: "c1", kind: "approval", tool: "refund", params: { amount: 4 }, wait: 2 }])
+}).pipe(Effect.provide(WaitingCalls.layerSql))
+
+/** Opens the store `times` times at once on the old table, then checks its row. */
+const migrated = (times: number) =>
+  Effect.andThen(
+    Effect.andThen(oldTable, Effect.scoped(Effect.all(Array.from({ length: times }, () => Layer.build(WaitingCalls.layerSql)), { concurrency: "unbounded" }))),
+    afterMigration
+  )
+
+
+const sqlite = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), "loopwork-waits-"))),
+    (dir) => Effect.provide(effect, SqliteClient.layer({ filename: join(dir, "runs.db") })),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+
+const postgres = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.promise(database), (url) => Effect.provide(effect, PgClient.layer({ url: Redacted.make(url) })))
+
+describe("waiting-call stores and numbered waits", () => {
+  it.effect("memory", () => Effect.provide(contract, WaitingCalls.layerMemory))
+  it.effect("SQLite", () => sqlite(Effect.provide(contract, WaitingCalls.layerSql)))
+  it.effect("PostgreSQL", () => postgres(Effect.provide(contract, WaitingCalls.layerSql)), 30_000)
+  it.effect("SQLite: a table made before waits were numbered gains the column, opened by 3 at once", () => sqlite(migrated(3)))
+  it.effect("PostgreSQL: a table made before waits were numbered gains the column, opened by 3 at once", () => postgres(migrated(3)), 30_000)
+})
