@@ -70,7 +70,7 @@ export const refusalOf = (params: unknown): string | undefined => {
 }
 
 /** 1 to {@link maxIdLength} printable ASCII characters. */
-const idShape = /^[\x20-\x7e]{1,256}$/
+const idShape = new RegExp(`^[\\x20-\\x7e]{1,${maxIdLength}}$`)
 
 /**
  * @internal whether `id` can be a tool call's id as the loop keeps it (see

@@ -4,9 +4,9 @@
  * nothing), or, through the loop's `generateNow`, when it is made.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { Prompt } from "effect/ai"
-import { ChatModel } from "loopwork"
+import { Chain, ChatModel, Mode, Step, StopSignal } from "loopwork"
 import * as Budget from "../../src/ensemble/internal/budget.ts"
 import { generateNow } from "../../src/internal/generateNow.ts"
 
@@ -51,5 +51,19 @@ describe("Budget.counted", () => {
         expect(error.message).toContain("maxModelCalls (1) is used up")
       }
       expect(budget.exceeded).toBe("maxModelCalls")
+    }))
+
+  it.effect("a model call whose stop signal is interrupted before it starts takes nothing from the budget", () =>
+    Effect.gen(function*() {
+      const { budget, counted } = yield* countedModel(5)
+      const stop = yield* StopSignal.make
+      yield* StopSignal.interrupt(stop)
+      // A mode whose model call is not preceded by checkStop: the call step itself sees the signal.
+      const callOnly: Mode.Mode<ChatModel.ChatModel> = (chain, options) => Step.forRun(chain, options).callLlm(Step.start(chain))
+      const outcome = yield* Chain.run(Chain.make({ user: "Hi" }), { mode: callOnly, stop }).pipe(
+        Effect.provide(Layer.succeed(ChatModel.ChatModel, counted))
+      )
+      expect(outcome._tag).toBe("Pause")
+      expect(budget.modelCalls).toBe(0)
     }))
 })

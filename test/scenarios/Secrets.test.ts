@@ -235,6 +235,25 @@ describe("errors and events carry no credentials", () => {
       expect(JSON.stringify(events)).not.toContain(key)
     }))
 
+  it.effect("a tool result its success schema refuses, quoting a credential in the schema's message: the events and the chain are redacted", () =>
+    Effect.gen(function*() {
+      // The schema's message points at the key it refused, and the key is the credential.
+      const Fetch = Tool.make("fetch", { success: Schema.Record(Schema.String, Schema.Number) })
+      const toolkit = Toolkit.make(Fetch)
+      const handlers = toolkit.toLayer({ fetch: () => Effect.succeed(JSON.parse(JSON.stringify({ [key]: "high" }))) })
+      const model = ChatModel.scripted([{ toolCalls: [{ name: "fetch", params: {} }] }, { text: "done" }])
+      const events: Array<RunEvent.RunEvent> = []
+      yield* Stream.runForEach(
+        Chain.stream(Chain.make({ user: "Fetch it", toolkit }), { mode: Mode.whileNeedsResponse }),
+        (event) => Effect.sync(() => void events.push(event))
+      ).pipe(Effect.provide([model.layer, handlers]))
+      const finished = events.flatMap((event) => event._tag === "ToolCallFinished" ? [event.result] : [])
+      expect(finished).toHaveLength(1)
+      expect(String(finished[0])).toContain("does not match its success schema")
+      expect(String(finished[0])).toContain("[REDACTED]")
+      expect(JSON.stringify(events)).not.toContain(key)
+    }))
+
   it.effect("a custom mode's own error: RunError.message and the RunFailed event are redacted", () =>
     Effect.gen(function*() {
       const mode: Mode.Mode = (chain) => Effect.succeed(new Outcome.Error(chain, new VaultError({ detail: `token=${key}` })))

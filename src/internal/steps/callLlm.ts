@@ -120,16 +120,20 @@ export const roundOpen = (chain: Chain): Outcome.Outcome =>
 /** @internal */
 export const stopRequested: Outcome.PauseReason = { _tag: "StopRequested" }
 
-/** @internal `work`, unless `stop` is interrupted first: then `cut` (the work is interrupted). */
+/**
+ * @internal `work()`, unless `stop` is interrupted first: then `cut` (the
+ * work is interrupted). `work` is made only when it is to run: making a
+ * model call may already take it from a budget (see generateNow.ts).
+ */
 export const unlessInterrupted = <R>(
   stop: Signal | undefined,
-  work: Effect.Effect<Outcome.Outcome, never, R>,
+  work: () => Effect.Effect<Outcome.Outcome, never, R>,
   cut: () => Outcome.Outcome
 ): Effect.Effect<Outcome.Outcome, never, R> => {
-  if (stop === undefined) return work
+  if (stop === undefined) return work()
   if (isInterrupted(stop)) return Effect.sync(cut)
   // `cut` runs once the race is over, after the interrupted work has finished its finalizers.
-  return Effect.map(raceInterrupt(stop, work), Option.getOrElse(cut))
+  return Effect.map(raceInterrupt(stop, work()), Option.getOrElse(cut))
 }
 
 /** @internal */
@@ -143,7 +147,7 @@ export const callLlmStep = (options: CallOptions): Step<ChatModel> => {
       ? Effect.succeed(roundOpen(chain))
       : unlessInterrupted(
         stop,
-        generate(chain, compile(chain.toolkit).tools, toolChoice, retry, limits, true),
+        () => generate(chain, compile(chain.toolkit).tools, toolChoice, retry, limits, true),
         () => new Outcome.Pause(chain, stopRequested)
       )
   )

@@ -62,7 +62,7 @@ export const finalAnswer = (
   Effect.map(
     unlessInterrupted(
       stop,
-      generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry, Arrival.defaultLimits, false),
+      () => generate(addUser(text)(chain), compile(chain.toolkit).tools, "none", retry, Arrival.defaultLimits, false),
       () => new Outcome.Pause(chain, stopRequested)
     ),
     (outcome) => {

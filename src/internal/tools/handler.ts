@@ -150,7 +150,7 @@ const mismatched = (call: ToolCall, result: unknown, issue: Schema.SchemaError):
   _tag: "Mismatched",
   result,
   issue,
-  message: `Tool '${call.name}' returned a result that does not match its success schema: ${issue.message}`
+  message: `Tool '${call.name}' returned a result that does not match its success schema: ${redactSecrets(issue.message)}`
 })
 
 /** What a handler's outcome settles to under the run's failure policy. */
