@@ -222,25 +222,26 @@ const createTable = (sql: SqlClient) =>
     // Two PostgreSQL processes creating the table at once can both fail on its
     // type's name: one creates it under a lock while the other waits.
     yield* sql.onDialectOrElse({
-      pg: () =>
-        sql.withTransaction(
-          Effect.andThen(
-            sql`SELECT pg_advisory_xact_lock(4242, 1)`,
-            Effect.andThen(create, sql`ALTER TABLE loopwork_waiting_calls ADD COLUMN IF NOT EXISTS wait INTEGER NOT NULL DEFAULT 1`)
-          )
-        ),
+      pg: () => sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock(4242, 1)`, Effect.andThen(create, addWaitColumn(sql)))),
       orElse: () => Effect.andThen(create, addWaitColumn(sql))
     })
   })
 
 /**
- * The `wait` column in a table made before it (SQLite has no `ADD COLUMN IF
- * NOT EXISTS`): added when missing; a process that adds it at the same time
- * makes this one's fail, which finds it there.
+ * The `wait` column in a table made before it: added only when missing, so
+ * a process opening a table that has it needs no right to alter it (nor,
+ * on PostgreSQL, the exclusive lock an `ALTER TABLE` takes even when it
+ * changes nothing). A process that adds it at the same time makes this
+ * one's fail, which then finds it there.
  */
 const addWaitColumn = (sql: SqlClient) => {
   const present = Effect.map(
-    sql<{ name: string }>`SELECT name FROM pragma_table_info('loopwork_waiting_calls') WHERE name = 'wait'`,
+    sql.onDialectOrElse({
+      pg: () =>
+        sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = 'loopwork_waiting_calls' AND column_name = 'wait'`,
+      orElse: () => sql<{ name: string }>`SELECT name FROM pragma_table_info('loopwork_waiting_calls') WHERE name = 'wait'`
+    }),
     (rows) => rows.length > 0
   )
   const add = sql`ALTER TABLE loopwork_waiting_calls ADD COLUMN wait INTEGER NOT NULL DEFAULT 1`

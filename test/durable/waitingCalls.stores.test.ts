@@ -5,13 +5,15 @@
  * wait again changes nothing (a posting step run twice after a crash keeps
  * the answer). A table made before waits were numbered gains the `wait`
  * column, also when several processes open it at once, and its rows read as
- * first waits.
+ * first waits. On PostgreSQL, opening a table that has the column alters
+ * nothing: a role with only the rights to read and write rows can open it,
+ * and a reader holding a transaction on it does not block the opening.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer, Redacted } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient, WaitingCalls } from "../../src/durable/index.ts"
@@ -92,4 +94,36 @@ describe("waiting-call stores and numbered waits", () => {
   it.effect("PostgreSQL", () => postgres(Effect.provide(contract, WaitingCalls.layerSql)), 30_000)
   it.effect("SQLite: a table made before waits were numbered gains the column, opened by 3 at once", () => sqlite(migrated(3)))
   it.effect("PostgreSQL: a table made before waits were numbered gains the column, opened by 3 at once", () => postgres(migrated(3)), 30_000)
+
+  it.effect("PostgreSQL: a table that has the column opens for a role that may only read and write rows, beside an open reader", () =>
+    Effect.gen(function*() {
+      const url = yield* Effect.promise(database)
+      const owner = PgClient.layer({ url: Redacted.make(url) })
+      // The owner makes the table and lets a role of its own use its rows, no more.
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient
+        yield* Layer.build(WaitingCalls.layerSql).pipe(Effect.scoped)
+        yield* sql.unsafe(`DO $$ BEGIN CREATE ROLE loopwork_app LOGIN PASSWORD 'app'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
+        // CREATE on the schema, which `CREATE TABLE IF NOT EXISTS` asks for even when the table is there; not ownership.
+        yield* sql.unsafe(`GRANT USAGE, CREATE ON SCHEMA public TO loopwork_app`)
+        yield* sql.unsafe(`GRANT SELECT, INSERT, UPDATE, DELETE ON loopwork_waiting_calls TO loopwork_app`)
+      }).pipe(Effect.provide(owner))
+      // A reader in an open transaction on the table, as a runner listing calls would be.
+      const read = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const reader = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient
+        yield* sql.withTransaction(Effect.andThen(sql`SELECT * FROM loopwork_waiting_calls`, Effect.andThen(Deferred.succeed(read, undefined), Deferred.await(release))))
+      }).pipe(Effect.provide(owner), Effect.forkChild)
+      yield* Deferred.await(read)
+      const app = PgClient.layer({ url: Redacted.make(url.replace(/\/\/[^@]*@/, "//loopwork_app:app@")) })
+      const opened = yield* Effect.gen(function*() {
+        const store = yield* WaitingCalls.WaitingCalls
+        yield* store.post("App", refund(1))
+        return yield* store.list("App")
+      }).pipe(Effect.provide(WaitingCalls.layerSql), Effect.provide(app), Effect.timeoutOption("10 seconds"))
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(reader)
+      expect(opened._tag === "Some" ? opened.value : "blocked").toEqual([refund(1)])
+    }), 60_000)
 })
