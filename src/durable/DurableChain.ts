@@ -225,12 +225,40 @@ export const pending = (
     : Effect.flatMap(checkedKey(workflow, executionId), (key) => Effect.flatMap(Effect.service(WaitingCalls), (store) => store.list(key)))
 
 /**
+ * How `decide` and `supply` take their answers.
+ *
+ * @example
+ * ```ts
+ * import { DurableChain } from "loopwork/durable"
+ *
+ * // call_1 was retried with new arguments and waits for approval a second time (`wait: 2` in pending).
+ * const options: DurableChain.AnswerOptions = { waits: { call_1: 2 } }
+ * ```
+ *
+ * @category answers
+ * @since 0.1.0
+ */
+export interface AnswerOptions {
+  /**
+   * The wait each answer is for, by call id: the `wait` that `pending`
+   * shows (a call left out is answered for its first wait). A call a repair
+   * function retried with new arguments waits for a decision again; an
+   * answer that names no wait may be a retry of the earlier one, so it
+   * never answers the new wait.
+   */
+  readonly waits?: Readonly<Record<string, number>> | undefined
+}
+
+/**
  * Approves, rejects or edits calls an execution waits on. Everything is
  * checked before anything is written, as `Approval.decide` checks it: calls
  * that do not wait for approval in this execution fail with
  * `CallNotAwaiting`, edited arguments that do not match the tool with
  * `InvalidResumeValue`. The first answer to a call wins: answering it again
- * the same way is harmless, differently fails with `AlreadyAnswered`. The
+ * the same way is harmless, differently fails with `AlreadyAnswered`. A
+ * call that waits again (`wait: 2` in `pending`: a repair function retried
+ * it with new arguments) is answered only by an answer that names that wait
+ * (`options.waits`); one that does not fails with `WaitChanged`. The
  * execution resumes on a runner once its calls are answered.
  *
  * @example
@@ -249,13 +277,15 @@ export const pending = (
 export const decide = (
   workflow: Workflow.Any,
   executionId: string,
-  decisions: Readonly<Record<string, Approval.Decision>>
-): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, decisions, approvals)
+  decisions: Readonly<Record<string, Approval.Decision>>,
+  options?: AnswerOptions
+): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, decisions, options, approvals)
 
 /**
  * Supplies results (or failures) for calls of external tools an execution
  * waits on, checked like `ExternalTool.supply` before anything is written;
- * the first answer wins, as with {@link decide}.
+ * the first answer wins, and a call that waits again takes only an answer
+ * that names its wait, as with {@link decide}.
  *
  * @example
  * ```ts
@@ -272,8 +302,9 @@ export const decide = (
 export const supply = (
   workflow: Workflow.Any,
   executionId: string,
-  results: Readonly<Record<string, ExternalTool.Supplied>>
-): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, results, externals)
+  results: Readonly<Record<string, ExternalTool.Supplied>>,
+  options?: AnswerOptions
+): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> => answer(workflow, executionId, results, options, externals)
 
 /**
  * Asks an execution to stop, from any process that shares the store, also

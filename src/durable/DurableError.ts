@@ -31,6 +31,39 @@ export class AlreadyAnswered extends Schema.TaggedError<AlreadyAnswered>()("Alre
 }
 
 /**
+ * The call waits again, on arguments given after an earlier answer (a
+ * repair function retried it, and its new arguments need a decision of
+ * their own), and the answer was for another of its waits: `given` (1 when
+ * the answer named none) instead of `current`. An answer that names no wait
+ * may be a retry of the earlier one, so it is not taken for the new wait:
+ * read `DurableChain.pending` again, and answer the new wait with
+ * `{ waits: { [callId]: current } }`.
+ *
+ * @example
+ * ```ts
+ * import { DurableError } from "loopwork/durable"
+ *
+ * new DurableError.WaitChanged({ executionId: "e1", callId: "call_1", given: 1, current: 2 }).message
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class WaitChanged extends Schema.TaggedError<WaitChanged>()("WaitChanged", {
+  executionId: Schema.String,
+  callId: Schema.String,
+  given: Schema.Int,
+  current: Schema.Int
+}) {
+  override get message(): string {
+    const id = JSON.stringify(this.callId)
+    return `Call '${this.callId}' of execution '${this.executionId}' is at its wait ${this.current}, and the answer was for wait ` +
+      `${this.given}${this.given === 1 ? " (an answer that names no wait is for the first)" : ""}: read DurableChain.pending again, ` +
+      `and answer wait ${this.current} with { waits: { ${id}: ${this.current} } }`
+  }
+}
+
+/**
  * The workflow was not made by `DurableChain.workflow`, so it has no chain
  * to answer for.
  *
@@ -69,4 +102,4 @@ export class NotDurableChain extends Schema.TaggedError<NotDurableChain>()("NotD
  * @category errors
  * @since 0.1.0
  */
-export type AnswerError = NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | SqlError
+export type AnswerError = NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | WaitChanged | SqlError

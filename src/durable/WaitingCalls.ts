@@ -9,8 +9,9 @@
  * A call can wait more than once: a call retried with new arguments (a
  * repair function's `retryWith`) waits for an approval of those, and an
  * external tool that needs approval waits for its result once approved.
- * Each wait is numbered (`wait`, absent for the first); posting a later wait
- * replaces the call's row, and an answer claims the wait it was given for.
+ * Posting a later wait replaces the call's row, unanswered. A wait is
+ * numbered among the call's waits of its kind (`wait`, absent for the
+ * first), and an answer claims the wait it was given for.
  *
  * A stop request (`DurableChain.stop`) is kept there too.
  *
@@ -45,7 +46,7 @@ export const WaitingCall = Schema.Struct({
   kind: Schema.Literals(["approval", "result"]),
   tool: Schema.String,
   params: Schema.Unknown,
-  /** Which wait of the call this is, from 2 on (absent for its first): a call retried with new arguments waits again. */
+  /** Which wait of its kind this is for the call, from 2 on (absent for the first): a call retried with new arguments waits again. */
   wait: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(2)))
 }).annotate({ identifier: "WaitingCall" })
 
@@ -90,7 +91,8 @@ export type Claim = "answered" | "taken" | "unknown"
 export class WaitingCalls extends Context.Service<WaitingCalls, {
   /**
    * Records that `executionId` waits on `call` (once: posting it again
-   * changes nothing); a later `wait` of the call replaces its row, unanswered.
+   * changes nothing); a later wait of the call (a higher `wait`, or another
+   * kind) replaces its row, unanswered.
    */
   readonly post: (executionId: string, call: WaitingCall) => Effect.Effect<void, SqlError>
   /** The calls `executionId` waits on that have no answer yet, in the order they were posted. */
@@ -144,7 +146,7 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
         const rows = rowsOf(executionId)
         const row = rows.get(call.callId)
         if (row === undefined) rows.set(call.callId, { call, answer: undefined })
-        else if (waitOf(row.call) < waitOf(call)) {
+        else if (waitOf(row.call) < waitOf(call) || row.call.kind !== call.kind) {
           // Later in the posting order, as a new row would be.
           rows.delete(call.callId)
           rows.set(call.callId, { call, answer: undefined })
@@ -295,8 +297,8 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
         // A later wait replaces an earlier one's row; posting the same wait again changes nothing.
         const replace = sql`UPDATE loopwork_waiting_calls
           SET position = ${next}, kind = ${call.kind}, tool = ${call.tool}, params = ${params}, answer = NULL, wait = ${wait}
-          WHERE execution_id = ${executionId} AND call_id = ${call.callId} AND wait < ${wait}`
-        return wait === 1 ? Effect.asVoid(insert) : Effect.asVoid(Effect.andThen(insert, replace))
+          WHERE execution_id = ${executionId} AND call_id = ${call.callId} AND (wait < ${wait} OR kind <> ${call.kind})`
+        return Effect.asVoid(Effect.andThen(insert, replace))
       },
       list: (executionId) =>
         Effect.map(

@@ -4,10 +4,12 @@
  * arguments a human saw, so a call a repair function retries with new
  * arguments waits for a decision on those (after an approval or after a
  * rejection), and an external tool that needs approval waits for its
- * result once approved. Each wait is posted as the call's next (`wait: 2`),
- * answered through its own deferred, and an answer given for one wait never
- * answers another. On the memory engine and on the SQLite store (whose
- * table gains the `wait` column when it was made without it).
+ * result once approved. Each wait is posted as the call's next, answered
+ * through its own deferred, and an answer given for one wait never answers
+ * another: a second wait for approval (`wait: 2`) takes only an answer that
+ * names it, so a client sending the first decision again changes nothing.
+ * On the memory engine and on the SQLite store (whose table gains the
+ * `wait` column when it was made without it).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -80,7 +82,12 @@ describe("a call that waits again", () => {
       yield* DurableChain.decide(Support, id, { c1: Approval.approve })
       expect(shown(yield* pendingWhen(Support, id, (calls) => calls.some((call) => call.wait === 2)))).toEqual([["c1", "approval", 2, { amount: 15 }]])
       expect(ran).toEqual([20])
-      yield* DurableChain.decide(Support, id, { c1: Approval.approve })
+      // The first decision sent again (a client retrying it) names no wait: it is not taken for the new arguments.
+      const retried = yield* Effect.flip(DurableChain.decide(Support, id, { c1: Approval.approve }))
+      expect(retried._tag).toBe("WaitChanged")
+      expect(retried.message).toContain("{ waits: { \"c1\": 2 } }")
+      expect(ran).toEqual([20])
+      yield* DurableChain.decide(Support, id, { c1: Approval.approve }, { waits: { c1: 2 } })
       const result = yield* Support.execute({ ticket: "R1" })
       expect(result._tag).toBe("Finished")
       expect(ran).toEqual([20, 15])
@@ -95,7 +102,7 @@ describe("a call that waits again", () => {
       yield* DurableChain.decide(Support, id, { c1: Approval.reject("not this one") })
       expect(shown(yield* pendingWhen(Support, id, (calls) => calls.some((call) => call.wait === 2)))).toEqual([["c1", "approval", 2, { amount: 15 }]])
       expect(ran).toEqual([])
-      yield* DurableChain.decide(Support, id, { c1: Approval.approve })
+      yield* DurableChain.decide(Support, id, { c1: Approval.approve }, { waits: { c1: 2 } })
       expect((yield* Support.execute({ ticket: "R2" }))._tag).toBe("Finished")
       expect(ran).toEqual([15])
     }).pipe(Effect.provide(DurableChain.layer(Support).pipe(Layer.provideMerge(onMemory(services)))))
@@ -119,7 +126,7 @@ describe("a call that waits again", () => {
       // A result before the approval is refused: the call waits for a decision.
       expect((yield* Effect.flip(DurableChain.supply(Payments, id, { t1: { result: "early" } })))._tag).toBe("CallNotAwaiting")
       yield* DurableChain.decide(Payments, id, { t1: Approval.approve })
-      expect(shown(yield* pendingWhen(Payments, id, (calls) => calls.some((call) => call.kind === "result")))).toEqual([["t1", "result", 2, { to: "bob" }]])
+      expect(shown(yield* pendingWhen(Payments, id, (calls) => calls.some((call) => call.kind === "result")))).toEqual([["t1", "result", 1, { to: "bob" }]])
       yield* DurableChain.supply(Payments, id, { t1: { result: "receipt 42" } })
       const result = yield* Payments.execute({ ticket: "P1" })
       if (result._tag !== "Finished") return expect.unreachable("the run finishes")
@@ -152,7 +159,7 @@ describe("a call that waits again", () => {
       const store = yield* WaitingCalls.WaitingCalls
       expect(yield* store.claim(keyOf(Support._tag, id), "c1", JSON.stringify(Approval.approve), 1)).toBe("taken")
       expect(yield* DurableChain.pending(Support, id)).toHaveLength(1)
-      yield* DurableChain.decide(Support, id, { c1: Approval.approve })
+      yield* DurableChain.decide(Support, id, { c1: Approval.approve }, { waits: { c1: 2 } })
       expect((yield* Support.execute({ ticket: "S1" }))._tag).toBe("Finished")
       expect(ran).toEqual([20, 15])
       expect(yield* DurableChain.pending(Support, id)).toEqual([])
@@ -163,11 +170,12 @@ describe("a call that waits again", () => {
 describe("the names of a call's waits", () => {
   it("the first wait keeps the names runs in flight already use; later ones take a prefix no first wait has", () => {
     const next = names(1)
-    expect([next.wait("c1"), next.wait("c1"), next.wait("c2"), next.wait("c1")]).toEqual([
+    expect([next.wait("c1", "approval"), next.wait("c1", "approval"), next.wait("c2", "approval"), next.wait("c1", "result")]).toEqual([
       { n: 1, name: "v1/wait/c1" },
       { n: 2, name: "v1/wait-2/c1" },
       { n: 1, name: "v1/wait/c2" },
-      { n: 3, name: "v1/wait-3/c1" }
+      // Numbered among the call's waits of its kind; its step, among all of the call's waits.
+      { n: 1, name: "v1/wait-3/c1" }
     ])
     // A call id shaped like a later wait's suffix cannot meet it: "c1/2" waits under "approval/c1/2".
     expect([approvalOf("c1", 1).name, approvalOf("c1", 2).name, approvalOf("c1/2", 1).name, resultOf("c1", 2).name]).toEqual([

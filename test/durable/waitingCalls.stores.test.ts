@@ -1,7 +1,7 @@
 /**
  * The waiting-call stores agree on numbered waits (memory, SQLite,
- * PostgreSQL): a later wait of a call replaces its row unanswered and shows
- * its number; an answer claims only the wait it was given for; posting a
+ * PostgreSQL): a later wait of a call (a higher number, or another kind)
+ * replaces its row unanswered and shows its number; an answer claims only the wait it was given for; posting a
  * wait again changes nothing (a posting step run twice after a crash keeps
  * the answer). A table made before waits were numbered gains the `wait`
  * column, also when several processes open it at once, and its rows read as
@@ -49,6 +49,15 @@ const contract = Effect.gen(function*() {
   expect(yield* store.answerOf("E", "c1")).toBe("no")
   expect((yield* store.posted("E")).find((call) => call.callId === "c1")).toEqual(refund(15, 2))
   expect(yield* store.claim("E", "c9", "yes", 1)).toBe("unknown")
+  // An external tool that needs approval: approved, it waits for its result, the first wait of that kind.
+  const transfer = { callId: "t1", tool: "transfer", params: { to: "bob" } }
+  yield* store.post("E", { ...transfer, kind: "approval" })
+  expect(yield* store.claim("E", "t1", "approve", 1)).toBe("answered")
+  yield* store.post("E", { ...transfer, kind: "result" })
+  expect((yield* store.list("E")).filter((call) => call.callId === "t1")).toEqual([{ ...transfer, kind: "result" }])
+  expect(yield* store.claim("E", "t1", "receipt", 1)).toBe("answered")
+  yield* store.post("E", { ...transfer, kind: "result" })
+  expect(yield* store.answerOf("E", "t1")).toBe("receipt")
 })
 
 /** The table as a version before numbered waits made it, with a waiting call in it. */

@@ -16,7 +16,7 @@ import { describe } from "../../internal/describe.ts"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
-import { AlreadyAnswered, type AnswerError, NotDurableChain } from "../DurableError.ts"
+import { AlreadyAnswered, type AnswerError, NotDurableChain, WaitChanged } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
 import { configOf } from "./config.ts"
@@ -56,18 +56,37 @@ const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<Readon
   })
 }
 
-/** The latest wait of a call `executionKey` posted (1 if it was posted once, or not at all). */
-const latestWait = (store: WaitingCalls["Service"], executionKey: string, callId: string) =>
-  Effect.map(store.posted(executionKey), (calls) => {
-    const call = calls.find((posted) => posted.callId === callId)
-    return call === undefined ? 1 : waitOf(call)
-  })
+/**
+ * The waits the answers are for (`options.waits`: a call id to a wait's
+ * number, from `pending`); a call left out is answered for its first wait.
+ */
+const waitsOf = (options: unknown, field: string): Effect.Effect<ReadonlyMap<string, number>, InvalidInput> => {
+  const invalid = (rule: string, value: unknown) => Effect.fail(new InvalidInput({ field, rule, value }))
+  if (options === undefined) return Effect.succeed(noWaits)
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return invalid("options must be an object", options)
+  const waits: unknown = Object.hasOwn(options, "waits") ? (options as { readonly waits: unknown }).waits : undefined
+  if (waits === undefined) return Effect.succeed(noWaits)
+  if (typeof waits !== "object" || waits === null || Array.isArray(waits)) {
+    return invalid("options.waits must be a record of call ids to wait numbers (the `wait` pending shows)", waits)
+  }
+  const entries = Object.entries(waits)
+  if (entries.length > maxAnswers) return invalid(`options.waits must name at most ${maxAnswers} calls`, waits)
+  for (const [id, n] of entries) {
+    if (!isCallId(id) || typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) {
+      return invalid(`options.waits must map call ids to wait numbers of 1 or more (the \`wait\` pending shows)`, waits)
+    }
+  }
+  return Effect.succeed(new Map(entries as ReadonlyArray<readonly [string, number]>))
+}
+
+const noWaits: ReadonlyMap<string, number> = new Map()
 
 /** @internal */
 export const answer = <A>(
   workflow: Workflow.Any,
   executionId: string,
   input: unknown,
+  options: unknown,
   answers: Answers<A>
 ): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   Effect.gen(function*() {
@@ -75,12 +94,20 @@ export const answer = <A>(
     if (config === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
     const key = yield* checkedKey(workflow, executionId)
     const entries = yield* entriesOf(input, answers)
+    const waits = yield* waitsOf(options, answers.field)
+    // The wait each answer is for: named, or the first. Never the call's latest by default: an answer
+    // that names none may be a retry of one given before the call waited again, on other arguments.
+    const waitFor = (id: string) => waits.get(id) ?? 1
     const store = yield* Effect.service(WaitingCalls)
     const waiting = (yield* store.list(key)).filter((call) => call.kind === answers.kind)
     const byId = new Map(waiting.map((call) => [call.callId, call]))
     const unknown: Array<string> = []
     for (const [id, value] of entries) {
-      if (byId.has(id)) continue
+      const call = byId.get(id)
+      if (call !== undefined) {
+        if (waitOf(call) !== waitFor(id)) return yield* new WaitChanged({ executionId, callId: id, given: waitFor(id), current: waitOf(call) })
+        continue
+      }
       // Answered already: the same answer again is harmless, another one is refused.
       const given = yield* store.answerOf(key, id)
       if (typeof given !== "string") unknown.push(id)
@@ -102,11 +129,9 @@ export const answer = <A>(
     }
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
     for (const [id, value] of entries) {
-      const call = byId.get(id)
-      // Answered already (the same answer again): its wait is the latest, whose answer it is.
-      const wait = call === undefined ? yield* latestWait(store, key, id) : waitOf(call)
+      const wait = waitFor(id)
       const claim = yield* store.claim(key, id, canonical(value), wait)
-      if (claim === "taken") return yield* new AlreadyAnswered({ executionId, callId: id })
+      if (claim === "taken") return yield* taken(store, key, executionId, id, wait)
       if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
       const deferred = answers.deferred(id, wait)
       yield* engine.deferredDone(deferred, {
@@ -116,4 +141,13 @@ export const answer = <A>(
         exit: Exit.succeed(value)
       })
     }
+  })
+
+/** Why a claim for wait `wait` was taken: another answer to that wait, or the call has moved past it. */
+const taken = (store: WaitingCalls["Service"], key: string, executionId: string, callId: string, wait: number) =>
+  Effect.flatMap(store.posted(key), (calls): Effect.Effect<never, AlreadyAnswered | WaitChanged> => {
+    const current = calls.find((call) => call.callId === callId)
+    return current !== undefined && waitOf(current) !== wait
+      ? Effect.fail(new WaitChanged({ executionId, callId, given: wait, current: waitOf(current) }))
+      : Effect.fail(new AlreadyAnswered({ executionId, callId }))
   })

@@ -64,12 +64,14 @@ export interface Names {
   readonly model: () => string
   readonly tool: (callId: string) => string
   /**
-   * The n-th wait of a call (a call retried with new arguments waits again)
-   * and the name of the step that posts it: `wait/<callId>` for the first,
-   * `wait-<n>/<callId>` from the second on (a prefix no first wait has,
-   * whatever the call id).
+   * A call's next wait of `kind`: its number among the call's waits of that
+   * kind (`n`: a call retried with new arguments waits for approval again;
+   * an external tool that needs approval waits for approval, then for its
+   * result), and the name of the step that posts it, from its number among
+   * all the call's waits: `wait/<callId>` for the first, `wait-<k>/<callId>`
+   * from the second on (a prefix no first wait has, whatever the call id).
    */
-  readonly wait: (callId: string) => { readonly n: number; readonly name: string }
+  readonly wait: (callId: string, kind: "approval" | "result") => { readonly n: number; readonly name: string }
   /**
    * When the delegation a durable ensemble's tool call `callId` asked for
    * ended, if it did not succeed: named after the call and its n-th such
@@ -98,12 +100,13 @@ export const names = (version: number): Names => {
   const nth = runCount()
   const nthEnded = runCount()
   const nthWait = runCount()
+  const nthOfKind = runCount()
   return {
     model: () => `v${version}/model/${++models}`,
     tool: (callId) => `v${version}/tool/${callId}/${nth(callId)}`,
-    wait: (callId) => {
-      const n = nthWait(callId)
-      return { n, name: n === 1 ? `v${version}/wait/${callId}` : `v${version}/wait-${n}/${callId}` }
+    wait: (callId, kind) => {
+      const k = nthWait(callId)
+      return { n: nthOfKind(`${kind}:${callId}`), name: k === 1 ? `v${version}/wait/${callId}` : `v${version}/wait-${k}/${callId}` }
     },
     ended: (callId, path) =>
       callId === undefined

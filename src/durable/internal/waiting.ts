@@ -6,8 +6,8 @@
  * deferred named after its call (`approval/<callId>`, `result/<callId>`).
  * A call that waits again (retried with new arguments, or an external tool
  * once approved) is posted again as its next wait, and answered through a
- * deferred of that wait (`approval-<n>/<callId>`): an answer given for one
- * wait never answers another.
+ * deferred of that wait (its n-th of that kind: `approval-<n>/<callId>`
+ * from the second on): an answer given for one wait never answers another.
  * A stop asked before the posting is read by it; one asked after finds the
  * calls posted and answers them with `Stopped`.
  *
@@ -125,7 +125,7 @@ export const answersTo = <A extends object>(
     let stopped = false
     const waits = new Map<string, number>()
     for (const call of calls) {
-      const { n, name } = next.wait(call.id)
+      const { n, name } = next.wait(call.id, kind)
       waits.set(call.id, n)
       stopped = (yield* post(name, key, call, kind, n)) || stopped
     }
