@@ -171,11 +171,11 @@ describe("the names of a call's waits", () => {
   it("the first wait keeps the names runs in flight already use; later ones take a prefix no first wait has", () => {
     const next = names(1)
     expect([next.wait("c1", "approval"), next.wait("c1", "approval"), next.wait("c2", "approval"), next.wait("c1", "result")]).toEqual([
-      { n: 1, name: "v1/wait/c1" },
-      { n: 2, name: "v1/wait-2/c1" },
-      { n: 1, name: "v1/wait/c2" },
-      // Numbered among the call's waits of its kind; its step, among all of the call's waits.
-      { n: 1, name: "v1/wait-3/c1" }
+      { n: 1, name: "v1/wait/c1", checked: "v1/answered/c1" },
+      { n: 2, name: "v1/wait-2/c1", checked: "v1/answered-2/c1" },
+      { n: 1, name: "v1/wait/c2", checked: "v1/answered/c2" },
+      // Numbered among the call's waits of its kind; its steps, among all of the call's waits.
+      { n: 1, name: "v1/wait-3/c1", checked: "v1/answered-3/c1" }
     ])
     // A call id shaped like a later wait's suffix cannot meet it: "c1/2" waits under "approval/c1/2".
     expect([approvalOf("c1", 1).name, approvalOf("c1", 2).name, approvalOf("c1/2", 1).name, resultOf("c1", 2).name]).toEqual([

@@ -227,14 +227,14 @@ describe("the steps a durable run records (golden lists)", () => {
       turns: [[["g1", "guarded"], ["c1", "plain"]]],
       version: 1,
       answer: "approve",
-      steps: ["loopwork/version", "v1/model/1", "v1/tool/c1/1", "v1/wait/g1", "v1/tool/g1/1", "v1/model/2"]
+      steps: ["loopwork/version", "v1/model/1", "v1/tool/c1/1", "v1/wait/g1", "v1/answered/g1", "v1/tool/g1/1", "v1/model/2"]
     },
     {
       scenario: "an external result",
       turns: [[["e1", "outside"]]],
       version: 1,
       answer: "supply",
-      steps: ["loopwork/version", "v1/model/1", "v1/wait/e1", "v1/model/2"]
+      steps: ["loopwork/version", "v1/model/1", "v1/wait/e1", "v1/answered/e1", "v1/model/2"]
     },
     { scenario: "version 2", turns: [[["c1", "plain"]]], version: 2, answer: undefined, steps: ["loopwork/version", "v2/model/1", "v2/tool/c1/1", "v2/model/2"] }
   ] as const)("$scenario", ({ answer, steps, turns, version }) =>

@@ -71,7 +71,7 @@ export interface Names {
    * all the call's waits: `wait/<callId>` for the first, `wait-<k>/<callId>`
    * from the second on (a prefix no first wait has, whatever the call id).
    */
-  readonly wait: (callId: string, kind: "approval" | "result") => { readonly n: number; readonly name: string }
+  readonly wait: (callId: string, kind: "approval" | "result") => Wait
   /**
    * When the delegation a durable ensemble's tool call `callId` asked for
    * ended, if it did not succeed: named after the call and its n-th such
@@ -79,6 +79,16 @@ export interface Names {
    * `path` (see `recordOrder.ts`) only for a call without an id.
    */
   readonly ended: (callId: string | undefined, path: ReadonlyArray<number>) => string
+}
+
+/** @internal a call's next wait, as `Names.wait` gives it */
+export interface Wait {
+  /** Its number among the call's waits of its kind (1 for the first). */
+  readonly n: number
+  /** The name of the step that posts it. */
+  readonly name: string
+  /** The name of the step that checks the answers of the waits posted with it first (see waiting.ts). */
+  readonly checked: string
 }
 
 /**
@@ -106,7 +116,8 @@ export const names = (version: number): Names => {
     tool: (callId) => `v${version}/tool/${callId}/${nth(callId)}`,
     wait: (callId, kind) => {
       const k = nthWait(callId)
-      return { n: nthOfKind(`${kind}:${callId}`), name: k === 1 ? `v${version}/wait/${callId}` : `v${version}/wait-${k}/${callId}` }
+      const suffix = k === 1 ? `/${callId}` : `-${k}/${callId}`
+      return { n: nthOfKind(`${kind}:${callId}`), name: `v${version}/wait${suffix}`, checked: `v${version}/answered${suffix}` }
     },
     ended: (callId, path) =>
       callId === undefined

@@ -8,8 +8,10 @@
  * once approved) is posted again as its next wait, and answered through a
  * deferred of that wait (its n-th of that kind: `approval-<n>/<callId>`
  * from the second on): an answer given for one wait never answers another.
- * A stop asked before the posting is read by it; one asked after finds the
- * calls posted and answers them with `Stopped`.
+ * Once all are answered, a step (`answered/<callId>`, after the first call)
+ * checks that the calls are the ones posted and shown. A stop asked before
+ * the posting is read by it; one asked after finds the calls posted and
+ * answers them with `Stopped`.
  *
  * @internal
  */
@@ -76,6 +78,20 @@ const post = (name: string, key: string, call: ToolCall, kind: "approval" | "res
     })
   })
 
+/**
+ * The check of the answers to the calls posted together, once they are all
+ * in, as a step: what it found is recorded, so a replay neither reads the
+ * store again nor depends on it (rows a later wait replaced, a store that
+ * fails for a moment).
+ */
+const check = (name: string, key: string, calls: ReadonlyArray<ToolCall>, waits: ReadonlyMap<string, number>) =>
+  Activity.make({
+    name,
+    success: Schema.NullOr(Schema.String),
+    execute: Effect.flatMap(Effect.service(WaitingCalls), (store) =>
+      Effect.map(Effect.orDie(Effect.retry(store.posted(key), retried)), (posted) => unlikePosted(calls, waits, posted) ?? null))
+  })
+
 /** @internal what a wait on calls ended with */
 export type Answered<A> =
   | { readonly _tag: "Answered"; readonly answers: ReadonlyMap<string, A> }
@@ -123,11 +139,13 @@ export const answersTo = <A extends object>(
     // Arrival gives each call of a chain its own id: two with one id come from an edited record.
     if (new Set(calls.map((call) => call.id)).size !== calls.length) return { _tag: "Corrupt", why: "the run waits on two calls with one id" }
     let stopped = false
+    let checked = ""
     const waits = new Map<string, number>()
     for (const call of calls) {
-      const { n, name } = next.wait(call.id, kind)
-      waits.set(call.id, n)
-      stopped = (yield* post(name, key, call, kind, n)) || stopped
+      const wait = next.wait(call.id, kind)
+      waits.set(call.id, wait.n)
+      if (checked === "") checked = wait.checked
+      stopped = (yield* post(wait.name, key, call, kind, wait.n)) || stopped
     }
     if (stopped) return { _tag: "Stopped" }
     const answers = new Map<string, A>()
@@ -136,8 +154,8 @@ export const answersTo = <A extends object>(
       if (isStopped(answer)) return { _tag: "Stopped" }
       answers.set(call.id, answer)
     }
-    // Read now, when the answers are in: a change while the run waited shows.
-    const posted = yield* Effect.orDie(Effect.retry(Effect.flatMap(Effect.service(WaitingCalls), (store) => store.posted(key)), retried))
-    const why = unlikePosted(calls, waits, posted)
-    return why === undefined ? { _tag: "Answered", answers } : { _tag: "Corrupt", why }
+    // Checked once the answers are in, so a change while the run waited shows; recorded, so a replay
+    // reads nothing.
+    const why = yield* check(checked, key, calls, waits)
+    return why === null ? { _tag: "Answered", answers } : { _tag: "Corrupt", why }
   })
