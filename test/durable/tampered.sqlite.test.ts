@@ -9,7 +9,9 @@
  * - a recorded model turn given a second call with the waiting call's id;
  * - a recorded turn whose waiting call's arguments changed after it was posted;
  * - a recorded turn that is not a turn, or whose call id is not a string;
- * - a recorded tool outcome that is not one.
+ * - a recorded tool outcome or version that is not one.
+ *
+ * A schema error that is not a record's (a custom mode's own) stays a defect.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -18,9 +20,10 @@ import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { Cause, Effect, Exit, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Approval } from "../../src/index.ts"
+import { WorkflowEngine } from "effect/workflow"
+import { Approval, Chain } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
-import { DurableChain, DurableSqlite } from "../../src/durable/index.ts"
+import { DurableChain, DurableSqlite, WaitingCalls } from "../../src/durable/index.ts"
 import { supportWorkflow, waitingOn } from "../support/durable.ts"
 
 const Refund = Tool.make("refund", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
@@ -100,7 +103,8 @@ const edits: ReadonlyArray<readonly [string, (db: DatabaseSync) => void, string]
   }), "is not the call it posted"],
   ["a recorded turn that is not a turn", rewrite("v1/model/1", () => "garbage"), "does not match its schema"],
   ["a recorded turn whose call id is a number", rewrite("v1/model/1", (turn) => (turn.response.toolCalls[1].id = 42, turn)), "does not match its schema"],
-  ["a recorded tool outcome that is not one", rewrite("v1/tool/c1/1", () => ({ _tag: "Nope" })), "does not match its schema"]
+  ["a recorded tool outcome that is not one", rewrite("v1/tool/c1/1", () => ({ _tag: "Nope" })), "does not match its schema"],
+  ["a recorded version that is not a number", rewrite("loopwork/version", () => "one"), "does not match its schema"]
 ]
 
 describe("a durable run whose SQLite records were edited", () => {
@@ -118,4 +122,21 @@ describe("a durable run whose SQLite records were edited", () => {
         expect(String((error as Error).message)).toContain(says)
       }), 60_000)
   }
+
+  it.effect("a schema error of a custom mode's own stays a defect: it is not a record's", () =>
+    Effect.gen(function*() {
+      const Broken = DurableChain.workflow("Broken", {
+        input: Schema.Struct({ ticket: Schema.String }),
+        idempotencyKey: ({ ticket }) => ticket,
+        toolkit,
+        chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
+        mode: () => Effect.sync(() => Schema.decodeUnknownSync(Schema.Number)("not a number") as never)
+      })
+      const end = yield* Effect.exit(Broken.execute({ ticket: "B1" })).pipe(
+        Effect.provide(DurableChain.layer(Broken).pipe(Layer.provideMerge(Layer.mergeAll(ScriptedModel.make([{ text: "unused" }]).layer, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))))
+      )
+      if (Exit.isSuccess(end)) return expect.unreachable("the run dies")
+      expect(Cause.hasDies(end.cause)).toBe(true)
+      expect(Schema.isSchemaError(Cause.squash(end.cause))).toBe(true)
+    }))
 })

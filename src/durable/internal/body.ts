@@ -34,6 +34,7 @@ import { WaitingCalls } from "../WaitingCalls.ts"
 import type { Config } from "./config.ts"
 import { keyOf } from "./executionKey.ts"
 import { names, type Names, recorder } from "./recorder.ts"
+import { readable, UnreadableRecord } from "./unreadable.ts"
 import { answersTo, approvalOf, resultOf, stopAsked } from "./waiting.ts"
 
 const documentOf = (chain: Chain): Effect.Effect<string> =>
@@ -111,26 +112,38 @@ const corrupt = (chain: Chain, what: string) =>
 export const versionOf = (version: number) =>
   Activity.make({ name: "loopwork/version", success: Schema.Number, execute: Effect.succeed(version) })
 
+/** The run's end when a recorded step could not be read back: with the chain as far as the run got. */
+const unreadable = (chain: Chain | undefined, record: UnreadableRecord) => {
+  const what = `a recorded step does not match its schema (${record.message})`
+  return chain === undefined
+    ? Effect.fail(new DurableRunFailed({ reason: "CorruptRecord", description: `${what}: the store was changed by something other than this run`, document: "null" }))
+    : corrupt(chain, what)
+}
+
 /** @internal the workflow body of `config` */
-export const body = (config: Config, workflowName: string) => (input: unknown, executionId: string) =>
-  Effect.gen(function*() {
+export const body = (config: Config, workflowName: string) => (input: unknown, executionId: string) => {
+  // The chain the run last (re)started from, for the end a record that cannot be read back gives it.
+  let chain: Chain | undefined
+  return Effect.gen(function*() {
     const services = yield* Effect.context<Engine | WaitingCalls>()
-    const next = names(yield* versionOf(config.version))
+    const next = names(yield* readable(versionOf(config.version)))
     const key = keyOf(workflowName, executionId)
     const durability = recorder(next, { transactional: config.transactional, passThrough: config.passThrough }, Effect.provideContext(stopAsked(key), services), (effect) => Effect.provideContext(effect, services))
-    let chain = config.chain(input as never)
+    let current = config.chain(input as never)
     while (true) {
-      const outcome = yield* run(chain, config.run).pipe(
+      chain = current
+      const outcome = yield* run(current, config.run).pipe(
         Effect.provideService(CurrentDurability, durability),
-        Effect.catch(failed),
-        Effect.catchDefect((defect) => Schema.isSchemaError(defect) ? corrupt(chain, `a recorded step does not match its schema (${defect.message})`) : Effect.die(defect))
+        Effect.catch(failed)
       )
       if (outcome._tag === "Pause" && (outcome.reason._tag === "ApprovalPending" || outcome.reason._tag === "ExternalPending")) {
+        chain = outcome.chain
         const answeredChain = yield* answered(next, key, outcome.chain, outcome.reason)
         if (answeredChain === undefined) return yield* stopped(outcome.chain)
-        chain = answeredChain
+        current = answeredChain
         continue
       }
       return yield* finished(outcome, config.outputJson)
     }
-  })
+  }).pipe(Effect.catchDefect((defect) => defect instanceof UnreadableRecord ? unreadable(chain, defect) : Effect.die(defect)))
+}

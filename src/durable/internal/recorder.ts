@@ -36,6 +36,7 @@ import { redactSecrets } from "../../internal/redact.ts"
 import { StoredOutcome } from "../../internal/tools/handlerOutcome.ts"
 import { Turn } from "../../internal/turn.ts"
 import { describe } from "../../internal/describe.ts"
+import { readable } from "./unreadable.ts"
 
 const ModelError = Schema.Union([ModelCallFailed, ScriptExhausted])
 
@@ -152,12 +153,12 @@ export const recorder = (
 ): Durability => ({
   modelCall: (call) =>
     Effect.map(
-      provide(Activity.make({
+      readable(provide(Activity.make({
         name: next.model(),
         success: ModelStep,
         error: ModelError,
         execute: Effect.flatMap(stopRequested, (stop) => stop ? Effect.succeed(null) : Effect.mapError(unrecorded(call), storable))
-      })),
+      }))),
       (turn) => turn ?? undefined
     ),
   toolCall: (call, run) => {
@@ -165,6 +166,6 @@ export const recorder = (
     // Work inside the handler (a nested chain, a sub-agent) is part of this step, not steps of its own:
     // recorded separately, it would shift the body's names and replay the wrong results.
     const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: unrecorded(run) })
-    return provide(tools.transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity)
+    return readable(provide(tools.transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity))
   }
 })

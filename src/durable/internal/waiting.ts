@@ -24,6 +24,7 @@ import type { ToolCall } from "../../ToolCall.ts"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { type WaitingCall, WaitingCalls } from "../WaitingCalls.ts"
 import type { Names } from "./recorder.ts"
+import { readable } from "./unreadable.ts"
 import { waitOf } from "./waitNumber.ts"
 
 /** @internal what a waiting call is answered with when the run is asked to stop */
@@ -145,17 +146,17 @@ export const answersTo = <A extends object>(
       const wait = next.wait(call.id, kind)
       waits.set(call.id, wait.n)
       if (checked === "") checked = wait.checked
-      stopped = (yield* post(wait.name, key, call, kind, wait.n)) || stopped
+      stopped = (yield* readable(post(wait.name, key, call, kind, wait.n))) || stopped
     }
     if (stopped) return { _tag: "Stopped" }
     const answers = new Map<string, A>()
     for (const call of calls) {
-      const answer = yield* DurableDeferred.await(deferredOf(call.id, waits.get(call.id) ?? 1))
+      const answer = yield* readable(DurableDeferred.await(deferredOf(call.id, waits.get(call.id) ?? 1)))
       if (isStopped(answer)) return { _tag: "Stopped" }
       answers.set(call.id, answer)
     }
     // Checked once the answers are in, so a change while the run waited shows; recorded, so a replay
     // reads nothing.
-    const why = yield* check(checked, key, calls, waits)
+    const why = yield* readable(check(checked, key, calls, waits))
     return why === null ? { _tag: "Answered", answers } : { _tag: "Corrupt", why }
   })

@@ -1,0 +1,24 @@
+/**
+ * A recorded step that does not match its schema when the engine reads it
+ * back (a store edited by hand, or written by something else): effect's
+ * engine dies with the schema error. Where a body reads a recorded step,
+ * that defect is marked, so the body ends the run as `CorruptRecord` — and
+ * only that defect: a schema error of anything else (a custom mode, a
+ * layer) stays a defect.
+ *
+ * @internal
+ */
+import { Effect, Schema } from "effect"
+
+/** @internal the mark of a recorded step that could not be read back (or written) by its schema */
+export class UnreadableRecord {
+  readonly _tag = "UnreadableRecord"
+  readonly message: string
+  constructor(message: string) {
+    this.message = message
+  }
+}
+
+/** @internal `step`, with a schema error it dies with marked as an {@link UnreadableRecord} */
+export const readable = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.catchDefect(step, (defect) => Effect.die(Schema.isSchemaError(defect) ? new UnreadableRecord(defect.message) : defect))
