@@ -14,7 +14,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import { format, inspect, promisify } from "node:util"
-import { Cause, Effect, Exit, Formatter, Logger, Schema, Stream } from "effect"
+import { Cause, Effect, Exit, Formatter, type Layer, Logger, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { forLog, redactUnbounded } from "../../src/internal/redact.ts"
 import { spanText } from "../../src/internal/tracing.ts"
@@ -178,6 +178,18 @@ class VaultError extends Schema.TaggedError<VaultError>()("VaultError", { detail
   }
 }
 
+/** Every event of a run whose model calls `fetch` once, then answers. */
+const fetchOnce = <Tools extends Record<string, Tool.Any>, R>(toolkit: Toolkit.Toolkit<Tools>, handlers: Layer.Layer<R>) =>
+  Effect.gen(function*() {
+    const model = ChatModel.scripted([{ toolCalls: [{ name: "fetch", params: {} }] }, { text: "done" }])
+    const events: Array<RunEvent.RunEvent> = []
+    yield* Stream.runForEach(
+      Chain.stream(Chain.make({ user: "Fetch it", toolkit }), { mode: Mode.whileNeedsResponse }),
+      (event) => Effect.sync(() => void events.push(event))
+    ).pipe(Effect.provide([model.layer, handlers]))
+    return events
+  })
+
 describe("errors and events carry no credentials", () => {
   it("ModelCallFailed stores its description redacted, whoever builds it", () => {
     const error = new LoopError.ModelCallFailed({ description: echoed, cause: undefined, status: 401, retryable: false })
@@ -220,12 +232,7 @@ describe("errors and events carry no credentials", () => {
       const Fetch = Tool.make("fetch", { success: Schema.String })
       const toolkit = Toolkit.make(Fetch)
       const handlers = toolkit.toLayer({ fetch: () => Effect.die(new Error(`request failed with header Authorization: Bearer ${key}`)) })
-      const model = ChatModel.scripted([{ toolCalls: [{ name: "fetch", params: {} }] }, { text: "done" }])
-      const events: Array<RunEvent.RunEvent> = []
-      yield* Stream.runForEach(
-        Chain.stream(Chain.make({ user: "Fetch it", toolkit }), { mode: Mode.whileNeedsResponse }),
-        (event) => Effect.sync(() => void events.push(event))
-      ).pipe(Effect.provide([model.layer, handlers]))
+      const events = yield* fetchOnce(toolkit, handlers)
       const expected = "Tool 'fetch' failed unexpectedly: request failed with header Authorization: Bearer [REDACTED]"
       const finished = events.flatMap((event) => event._tag === "ToolCallFinished" ? [[event.status, event.result]] : [])
       expect(finished).toEqual([["failed", expected]])
@@ -241,12 +248,7 @@ describe("errors and events carry no credentials", () => {
       const Fetch = Tool.make("fetch", { success: Schema.Record(Schema.String, Schema.Number) })
       const toolkit = Toolkit.make(Fetch)
       const handlers = toolkit.toLayer({ fetch: () => Effect.succeed(JSON.parse(JSON.stringify({ [key]: "high" }))) })
-      const model = ChatModel.scripted([{ toolCalls: [{ name: "fetch", params: {} }] }, { text: "done" }])
-      const events: Array<RunEvent.RunEvent> = []
-      yield* Stream.runForEach(
-        Chain.stream(Chain.make({ user: "Fetch it", toolkit }), { mode: Mode.whileNeedsResponse }),
-        (event) => Effect.sync(() => void events.push(event))
-      ).pipe(Effect.provide([model.layer, handlers]))
+      const events = yield* fetchOnce(toolkit, handlers)
       const finished = events.flatMap((event) => event._tag === "ToolCallFinished" ? [event.result] : [])
       expect(finished).toHaveLength(1)
       expect(String(finished[0])).toContain("does not match its success schema")
