@@ -11,7 +11,8 @@
  * external tool that needs approval waits for its result once approved.
  * Posting a later wait replaces the call's row, unanswered. A wait is
  * numbered among the call's waits of its kind (`wait`, absent for the
- * first), and an answer claims the wait it was given for.
+ * first), and an answer claims only the wait of the kind and number it was
+ * given for.
  *
  * A stop request (`DurableChain.stop`) is kept there too.
  *
@@ -102,11 +103,17 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
   /** The answer (a JSON text) the latest wait of a call of `executionId` was given: `undefined` while it waits, `null` if no such call was posted. */
   readonly answerOf: (executionId: string, callId: string) => Effect.Effect<string | undefined | null, SqlError>
   /**
-   * Claims the call's wait number `wait` (1 for the first) for `answer` (a
-   * JSON text): the first answer wins, and a wait the call has moved past is
-   * `taken`.
+   * Claims the call's wait of `kind` numbered `wait` (1 for the first) for
+   * `answer` (a JSON text): the first answer wins, and a wait the call has
+   * moved past (another number, or another kind) is `taken`.
    */
-  readonly claim: (executionId: string, callId: string, answer: string, wait: number) => Effect.Effect<Claim, SqlError>
+  readonly claim: (
+    executionId: string,
+    callId: string,
+    answer: string,
+    wait: number,
+    kind: WaitingCall["kind"]
+  ) => Effect.Effect<Claim, SqlError>
   /** Records that `executionId` is asked to stop (once: asking again changes nothing). */
   readonly requestStop: (executionId: string) => Effect.Effect<void, SqlError>
   /** Whether `executionId` was asked to stop. */
@@ -160,11 +167,11 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
         const row = rowsOf(executionId).get(callId)
         return row === undefined ? null : row.answer
       }),
-    claim: (executionId, callId, answer, wait) =>
+    claim: (executionId, callId, answer, wait, kind) =>
       Effect.sync((): Claim => {
         const row = rowsOf(executionId).get(callId)
         if (row === undefined) return "unknown"
-        if (waitOf(row.call) !== wait) return "taken"
+        if (waitOf(row.call) !== wait || row.call.kind !== kind) return "taken"
         if (row.answer === undefined) row.answer = answer
         return row.answer === answer ? "answered" : "taken"
       }),
@@ -247,8 +254,14 @@ const addWaitColumn = (sql: SqlClient) => {
     (rows) => rows.length > 0
   )
   const add = sql`ALTER TABLE loopwork_waiting_calls ADD COLUMN wait INTEGER NOT NULL DEFAULT 1`
-  return Effect.flatMap(present, (yes) =>
-    yes ? Effect.void : Effect.catch(Effect.asVoid(add), (error) => Effect.flatMap(present, (now) => now ? Effect.void : Effect.fail(error))))
+  // On PostgreSQL, processes add it one at a time (under the caller's lock), and a failed statement
+  // aborts the transaction: its error is the one to give.
+  const recheck = (error: SqlError) =>
+    sql.onDialectOrElse({
+      pg: () => Effect.fail(error),
+      orElse: () => Effect.flatMap(present, (now) => now ? Effect.void : Effect.fail(error))
+    })
+  return Effect.flatMap(present, (yes) => yes ? Effect.void : Effect.catch(Effect.asVoid(add), recheck))
 }
 
 /** Stop requests, in the same table. */
@@ -318,14 +331,15 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
             WHERE execution_id = ${executionId} AND call_id = ${callId}`,
           (rows) => rows.length === 0 ? null : typeof rows[0].answer === "string" ? rows[0].answer : undefined
         ),
-      claim: (executionId, callId, answer, wait) =>
+      claim: (executionId, callId, answer, wait, kind) =>
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`UPDATE loopwork_waiting_calls SET answer = ${answer}
-            WHERE execution_id = ${executionId} AND call_id = ${callId} AND wait = ${wait} AND answer IS NULL`
-          const rows = yield* sql<{ answer: string | null; wait: unknown }>`SELECT answer, wait FROM loopwork_waiting_calls
+            WHERE execution_id = ${executionId} AND call_id = ${callId} AND wait = ${wait} AND kind = ${kind} AND answer IS NULL`
+          const rows = yield* sql<{ answer: string | null; wait: unknown; kind: string }>`SELECT answer, wait, kind FROM loopwork_waiting_calls
             WHERE execution_id = ${executionId} AND call_id = ${callId}`
           if (rows.length === 0) return "unknown" as const
-          return Number(rows[0].wait) === wait && rows[0].answer === answer ? "answered" as const : "taken" as const
+          const row = rows[0]
+          return Number(row.wait) === wait && row.kind === kind && row.answer === answer ? "answered" as const : "taken" as const
         })),
       ...stopsIn(sql)
     }

@@ -180,7 +180,7 @@ describe("DurableChain.stop", () => {
       // What a stop lost halfway leaves: the call marked stopped, the run never woken.
       const store = yield* WaitingCalls.WaitingCalls
       yield* store.requestStop(`Support/${id}`)
-      expect(yield* store.claim(`Support/${id}`, "c2", JSON.stringify({ loopworkStop: true }), 1)).toBe("answered")
+      expect(yield* store.claim(`Support/${id}`, "c2", JSON.stringify({ loopworkStop: true }), 1, "approval")).toBe("answered")
       yield* DurableChain.stop(Support, id)
       const result = yield* Support.execute({ ticket: "T5" })
       expect(result._tag === "Paused" ? result.reason : result._tag).toBe("StopRequested")

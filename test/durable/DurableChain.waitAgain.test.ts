@@ -127,6 +127,9 @@ describe("a call that waits again", () => {
       expect((yield* Effect.flip(DurableChain.supply(Payments, id, { t1: { result: "early" } })))._tag).toBe("CallNotAwaiting")
       yield* DurableChain.decide(Payments, id, { t1: Approval.approve })
       expect(shown(yield* pendingWhen(Payments, id, (calls) => calls.some((call) => call.kind === "result")))).toEqual([["t1", "result", 1, { to: "bob" }]])
+      // The approval sent again (a client retrying it) does not answer the wait for the result.
+      expect((yield* Effect.flip(DurableChain.decide(Payments, id, { t1: Approval.approve })))._tag).toBe("CallNotAwaiting")
+      expect((yield* DurableChain.pending(Payments, id)).map((call) => call.kind)).toEqual(["result"])
       yield* DurableChain.supply(Payments, id, { t1: { result: "receipt 42" } })
       const result = yield* Payments.execute({ ticket: "P1" })
       if (result._tag !== "Finished") return expect.unreachable("the run finishes")
@@ -157,7 +160,7 @@ describe("a call that waits again", () => {
       expect(ran).toEqual([20])
       // The first wait's answer again is the same answer, not a decision on the new arguments: still waiting.
       const store = yield* WaitingCalls.WaitingCalls
-      expect(yield* store.claim(keyOf(Support._tag, id), "c1", JSON.stringify(Approval.approve), 1)).toBe("taken")
+      expect(yield* store.claim(keyOf(Support._tag, id), "c1", JSON.stringify(Approval.approve), 1, "approval")).toBe("taken")
       expect(yield* DurableChain.pending(Support, id)).toHaveLength(1)
       yield* DurableChain.decide(Support, id, { c1: Approval.approve }, { waits: { c1: 2 } })
       expect((yield* Support.execute({ ticket: "S1" }))._tag).toBe("Finished")

@@ -34,28 +34,30 @@ const contract = Effect.gen(function*() {
   const store = yield* WaitingCalls.WaitingCalls
   yield* store.post("E", refund(20))
   yield* store.post("E", { callId: "c2", kind: "result", tool: "measure", params: {} })
-  expect(yield* store.claim("E", "c1", "yes", 1)).toBe("answered")
+  expect(yield* store.claim("E", "c1", "yes", 1, "approval")).toBe("answered")
   // The retry waits again, on new arguments: the row is replaced, unanswered, and last in order.
   yield* store.post("E", refund(15, 2))
   expect(yield* store.list("E")).toEqual([{ callId: "c2", kind: "result", tool: "measure", params: {} }, refund(15, 2)])
   expect(yield* store.answerOf("E", "c1")).toBeUndefined()
   // An answer for the first wait does not answer the second.
-  expect(yield* store.claim("E", "c1", "yes", 1)).toBe("taken")
-  expect(yield* store.claim("E", "c1", "no", 2)).toBe("answered")
-  expect(yield* store.claim("E", "c1", "yes", 2)).toBe("taken")
+  expect(yield* store.claim("E", "c1", "yes", 1, "approval")).toBe("taken")
+  expect(yield* store.claim("E", "c1", "no", 2, "approval")).toBe("answered")
+  expect(yield* store.claim("E", "c1", "yes", 2, "approval")).toBe("taken")
   // Posting a wait again (its step run twice) or an earlier one changes nothing.
   yield* store.post("E", refund(99, 2))
   yield* store.post("E", refund(99))
   expect(yield* store.answerOf("E", "c1")).toBe("no")
   expect((yield* store.posted("E")).find((call) => call.callId === "c1")).toEqual(refund(15, 2))
-  expect(yield* store.claim("E", "c9", "yes", 1)).toBe("unknown")
+  expect(yield* store.claim("E", "c9", "yes", 1, "approval")).toBe("unknown")
   // An external tool that needs approval: approved, it waits for its result, the first wait of that kind.
   const transfer = { callId: "t1", tool: "transfer", params: { to: "bob" } }
   yield* store.post("E", { ...transfer, kind: "approval" })
-  expect(yield* store.claim("E", "t1", "approve", 1)).toBe("answered")
+  expect(yield* store.claim("E", "t1", "approve", 1, "approval")).toBe("answered")
   yield* store.post("E", { ...transfer, kind: "result" })
   expect((yield* store.list("E")).filter((call) => call.callId === "t1")).toEqual([{ ...transfer, kind: "result" }])
-  expect(yield* store.claim("E", "t1", "receipt", 1)).toBe("answered")
+  // The approval sent again (a client retrying it) does not answer the result wait, which has the same number.
+  expect(yield* store.claim("E", "t1", "approve", 1, "approval")).toBe("taken")
+  expect(yield* store.claim("E", "t1", "receipt", 1, "result")).toBe("answered")
   yield* store.post("E", { ...transfer, kind: "result" })
   expect(yield* store.answerOf("E", "t1")).toBe("receipt")
 })
@@ -74,7 +76,7 @@ const oldTable = Effect.gen(function*() {
 const afterMigration = Effect.gen(function*() {
   const store = yield* WaitingCalls.WaitingCalls
   expect(yield* store.list("Old")).toEqual([{ callId: "c1", kind: "approval", tool: "refund", params: { amount: 5 } }])
-  expect(yield* store.claim("Old", "c1", "yes", 1)).toBe("answered")
+  expect(yield* store.claim("Old", "c1", "yes", 1, "approval")).toBe("answered")
   yield* store.post("Old", { callId: "c1", kind: "approval", tool: "refund", params: { amount: 4 }, wait: 2 })
   expect(yield* store.list("Old")).toEqual([{ callId: "c1", kind: "approval", tool: "refund", params: { amount: 4 }, wait: 2 }])
 }).pipe(Effect.provide(WaitingCalls.layerSql))

@@ -17,7 +17,7 @@ import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
 import { AlreadyAnswered, type AnswerError, NotDurableChain, WaitChanged } from "../DurableError.ts"
-import { WaitingCalls } from "../WaitingCalls.ts"
+import { type WaitingCall, WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
 import { configOf } from "./config.ts"
 import { checkedKey } from "./executionKey.ts"
@@ -60,7 +60,7 @@ const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<Readon
  * The waits the answers are for (`options.waits`: a call id to a wait's
  * number, from `pending`); a call left out is answered for its first wait.
  */
-const waitsOf = (options: unknown, field: string): Effect.Effect<ReadonlyMap<string, number>, InvalidInput> => {
+const waitsOf = (options: unknown, field: string, answered: ReadonlySet<string>): Effect.Effect<ReadonlyMap<string, number>, InvalidInput> => {
   const invalid = (rule: string, value: unknown) => Effect.fail(new InvalidInput({ field, rule, value }))
   if (options === undefined) return Effect.succeed(noWaits)
   if (typeof options !== "object" || options === null || Array.isArray(options)) return invalid("options must be an object", options)
@@ -75,6 +75,7 @@ const waitsOf = (options: unknown, field: string): Effect.Effect<ReadonlyMap<str
     if (!isCallId(id) || typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) {
       return invalid(`options.waits must map call ids to wait numbers of 1 or more (the \`wait\` pending shows)`, waits)
     }
+    if (!answered.has(id)) return invalid(`options.waits names '${id}', which these answers do not answer`, waits)
   }
   return Effect.succeed(new Map(entries as ReadonlyArray<readonly [string, number]>))
 }
@@ -94,7 +95,7 @@ export const answer = <A>(
     if (config === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
     const key = yield* checkedKey(workflow, executionId)
     const entries = yield* entriesOf(input, answers)
-    const waits = yield* waitsOf(options, answers.field)
+    const waits = yield* waitsOf(options, answers.field, new Set(entries.map(([id]) => id)))
     // The wait each answer is for: named, or the first. Never the call's latest by default: an answer
     // that names none may be a retry of one given before the call waited again, on other arguments.
     const waitFor = (id: string) => waits.get(id) ?? 1
@@ -102,15 +103,19 @@ export const answer = <A>(
     const waiting = (yield* store.list(key)).filter((call) => call.kind === answers.kind)
     const byId = new Map(waiting.map((call) => [call.callId, call]))
     const unknown: Array<string> = []
+    let posted: ReadonlyMap<string, WaitingCall> | undefined
     for (const [id, value] of entries) {
       const call = byId.get(id)
       if (call !== undefined) {
         if (waitOf(call) !== waitFor(id)) return yield* new WaitChanged({ executionId, callId: id, given: waitFor(id), current: waitOf(call) })
         continue
       }
-      // Answered already: the same answer again is harmless, another one is refused.
-      const given = yield* store.answerOf(key, id)
-      if (typeof given !== "string") unknown.push(id)
+      // Answered already: the same answer to the same wait again is harmless, another one is refused.
+      posted ??= new Map((yield* store.posted(key)).map((row) => [row.callId, row]))
+      const row = posted.get(id)
+      const given = row === undefined || row.kind !== answers.kind ? undefined : yield* store.answerOf(key, id)
+      if (row === undefined || typeof given !== "string") unknown.push(id)
+      else if (waitOf(row) !== waitFor(id)) return yield* new WaitChanged({ executionId, callId: id, given: waitFor(id), current: waitOf(row) })
       else if (given !== canonical(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
     }
     if (unknown.length > 0) {
@@ -130,8 +135,8 @@ export const answer = <A>(
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
     for (const [id, value] of entries) {
       const wait = waitFor(id)
-      const claim = yield* store.claim(key, id, canonical(value), wait)
-      if (claim === "taken") return yield* taken(store, key, executionId, id, wait)
+      const claim = yield* store.claim(key, id, canonical(value), wait, answers.kind)
+      if (claim === "taken") return yield* taken(store, key, executionId, id, wait, answers.kind)
       if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
       const deferred = answers.deferred(id, wait)
       yield* engine.deferredDone(deferred, {
@@ -143,10 +148,15 @@ export const answer = <A>(
     }
   })
 
-/** Why a claim for wait `wait` was taken: another answer to that wait, or the call has moved past it. */
-const taken = (store: WaitingCalls["Service"], key: string, executionId: string, callId: string, wait: number) =>
-  Effect.flatMap(store.posted(key), (calls): Effect.Effect<never, AlreadyAnswered | WaitChanged> => {
+/**
+ * Why a claim of wait `wait` of `kind` was taken: another answer to it, or
+ * the call has moved past it (to another number, or to a wait of another
+ * kind: it no longer waits for this kind of answer).
+ */
+const taken = (store: WaitingCalls["Service"], key: string, executionId: string, callId: string, wait: number, kind: WaitingCall["kind"]) =>
+  Effect.flatMap(store.posted(key), (calls): Effect.Effect<never, AlreadyAnswered | WaitChanged | CallNotAwaiting> => {
     const current = calls.find((call) => call.callId === callId)
+    if (current !== undefined && current.kind !== kind) return Effect.fail(new CallNotAwaiting({ ids: [callId], awaiting: kind, waiting: [] }))
     return current !== undefined && waitOf(current) !== wait
       ? Effect.fail(new WaitChanged({ executionId, callId, given: wait, current: waitOf(current) }))
       : Effect.fail(new AlreadyAnswered({ executionId, callId }))

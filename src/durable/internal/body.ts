@@ -114,7 +114,7 @@ export const versionOf = (version: number) =>
 
 /** The run's end when a recorded step could not be read back: with the chain as far as the run got. */
 const unreadable = (chain: Chain | undefined, record: UnreadableRecord) => {
-  const what = `a recorded step does not match its schema (${record.message})`
+  const what = record.message
   return chain === undefined
     ? Effect.fail(new DurableRunFailed({ reason: "CorruptRecord", description: `${what}: the store was changed by something other than this run`, document: "null" }))
     : corrupt(chain, what)

@@ -37,7 +37,7 @@ export const stop = (
     // again, which completes what a process lost between the claim and the wake left undone.
     for (const call of yield* store.posted(key)) {
       const wait = waitOf(call)
-      if ((yield* store.claim(key, call.callId, canonical(marker), wait)) !== "answered") continue
+      if ((yield* store.claim(key, call.callId, canonical(marker), wait, call.kind)) !== "answered") continue
       const done = { workflowName: workflow._tag, executionId, exit: Exit.succeed(marker) }
       if (call.kind === "approval") {
         const deferred = approvalOf(call.callId, wait)

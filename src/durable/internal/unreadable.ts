@@ -11,11 +11,11 @@
 import { Effect, Schema } from "effect"
 
 /** @internal the mark of a recorded step that could not be read back (or written) by its schema */
-export class UnreadableRecord {
+export class UnreadableRecord extends Error {
   readonly _tag = "UnreadableRecord"
-  readonly message: string
   constructor(message: string) {
-    this.message = message
+    // An Error, so where it is not turned into CorruptRecord (a durable ensemble's task) its message shows.
+    super(`a recorded step does not match its schema (${message})`)
   }
 }
 
