@@ -82,6 +82,43 @@ const waitsOf = (options: unknown, field: string, answered: ReadonlySet<string>)
 
 const noWaits: ReadonlyMap<string, number> = new Map()
 
+/** What {@link answerable} checks the answers against. */
+interface Against {
+  readonly store: WaitingCalls["Service"]
+  readonly key: string
+  readonly executionId: string
+  readonly kind: WaitingCall["kind"]
+  /** The calls that wait for this kind of answer. */
+  readonly waiting: ReadonlyArray<WaitingCall>
+  /** The wait each answer is for. */
+  readonly waitFor: (callId: string) => number
+}
+
+/**
+ * Refuses answers that cannot be taken: for a wait the call is not at
+ * (`WaitChanged`), for a call that does not wait for this kind of answer
+ * (`CallNotAwaiting`), or different from the answer a wait already has
+ * (`AlreadyAnswered`; the same answer to the same wait again is harmless).
+ */
+const answerable = <A>(against: Against, entries: ReadonlyArray<readonly [string, A]>) =>
+  Effect.gen(function*() {
+    const { executionId, store, waitFor } = against
+    const byId = new Map(against.waiting.map((call) => [call.callId, call]))
+    const unknown: Array<string> = []
+    let posted: ReadonlyMap<string, WaitingCall> | undefined
+    for (const [id, value] of entries) {
+      // Waiting, or answered already (read once, and only then).
+      const row = byId.get(id) ?? (posted ??= new Map((yield* against.store.posted(against.key)).map((call) => [call.callId, call]))).get(id)
+      const given = row === undefined || row.kind !== against.kind ? undefined : byId.has(id) ? null : yield* store.answerOf(against.key, id)
+      if (row === undefined || given === undefined) unknown.push(id)
+      else if (waitOf(row) !== waitFor(id)) return yield* new WaitChanged({ executionId, callId: id, given: waitFor(id), current: waitOf(row) })
+      else if (typeof given === "string" && given !== canonical(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
+    }
+    if (unknown.length > 0) {
+      return yield* new CallNotAwaiting({ ids: unknown, awaiting: against.kind, waiting: against.waiting.map((call) => call.callId) })
+    }
+  })
+
 /** @internal */
 export const answer = <A>(
   workflow: Workflow.Any,
@@ -102,25 +139,7 @@ export const answer = <A>(
     const store = yield* Effect.service(WaitingCalls)
     const waiting = (yield* store.list(key)).filter((call) => call.kind === answers.kind)
     const byId = new Map(waiting.map((call) => [call.callId, call]))
-    const unknown: Array<string> = []
-    let posted: ReadonlyMap<string, WaitingCall> | undefined
-    for (const [id, value] of entries) {
-      const call = byId.get(id)
-      if (call !== undefined) {
-        if (waitOf(call) !== waitFor(id)) return yield* new WaitChanged({ executionId, callId: id, given: waitFor(id), current: waitOf(call) })
-        continue
-      }
-      // Answered already: the same answer to the same wait again is harmless, another one is refused.
-      posted ??= new Map((yield* store.posted(key)).map((row) => [row.callId, row]))
-      const row = posted.get(id)
-      const given = row === undefined || row.kind !== answers.kind ? undefined : yield* store.answerOf(key, id)
-      if (row === undefined || typeof given !== "string") unknown.push(id)
-      else if (waitOf(row) !== waitFor(id)) return yield* new WaitChanged({ executionId, callId: id, given: waitFor(id), current: waitOf(row) })
-      else if (given !== canonical(value)) return yield* new AlreadyAnswered({ executionId, callId: id })
-    }
-    if (unknown.length > 0) {
-      return yield* new CallNotAwaiting({ ids: unknown, awaiting: answers.kind, waiting: waiting.map((call) => call.callId) })
-    }
+    yield* answerable({ store, key, executionId, kind: answers.kind, waiting, waitFor }, entries)
     for (const [id, value] of entries) {
       const tool = byId.get(id)?.tool
       if (tool === undefined) continue
