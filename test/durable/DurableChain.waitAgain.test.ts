@@ -170,6 +170,34 @@ describe("a call that waits again", () => {
   }, 30_000)
 })
 
+describe("options.waits is checked before anything is written", () => {
+  it.effect("a wait number that is not one, a call the answers leave out, options that are not an object: InvalidInput", () => {
+    const { ran, services, Support } = repairing("WaitsChecked", "approved")
+    return Effect.gen(function*() {
+      const id = yield* Support.execute({ ticket: "W1" }, { discard: true })
+      yield* pendingWhen(Support, id, (calls) => calls.length > 0)
+      const bad: ReadonlyArray<unknown> = [
+        "every wait",
+        { waits: [2] },
+        { waits: { c1: 0 } },
+        { waits: { c1: 1.5 } },
+        { waits: { c1: "2" } },
+        { waits: { other: 2 } },
+        JSON.parse(`{"waits":{"__proto__":2}}`)
+      ]
+      for (const options of bad) {
+        const refused = yield* Effect.flip(DurableChain.decide(Support, id, { c1: Approval.approve }, options as DurableChain.AnswerOptions))
+        expect(refused._tag).toBe("InvalidInput")
+      }
+      // Nothing was written: the call still waits, and an answer for its wait 1 is taken.
+      expect(shown(yield* DurableChain.pending(Support, id))).toEqual([["c1", "approval", 1, { amount: 20 }]])
+      yield* DurableChain.decide(Support, id, { c1: Approval.approve }, { waits: { c1: 1 } })
+      yield* pendingWhen(Support, id, (calls) => calls.some((call) => call.wait === 2))
+      expect(ran).toEqual([20])
+    }).pipe(Effect.provide(DurableChain.layer(Support).pipe(Layer.provideMerge(onMemory(services)))))
+  })
+})
+
 describe("the names of a call's waits", () => {
   it("the first wait keeps the names runs in flight already use; later ones take a prefix no first wait has", () => {
     const next = names(1)
