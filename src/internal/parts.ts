@@ -79,10 +79,10 @@ export const responseFinish = (reason: Response.FinishReason, usage: Response.Us
     type: "finish"
   }) as unknown as Response.FinishPart
 
-/** A token count as `Response.Usage` holds it (an integer), else `undefined`: a provider's count is hostile input. */
-const count = (value: unknown): number | undefined => Number.isSafeInteger(value) ? value as number : undefined
+/** A token count as `Response.Usage` holds it (a whole number, not below 0), else `undefined`: a provider's count is hostile input. */
+const count = (value: unknown): number | undefined => Number.isSafeInteger(value) && (value as number) >= 0 ? value as number : undefined
 
-/** @internal Token counts, as given or `undefined` (a count that is not an integer is left out). */
+/** @internal Token counts, as given or `undefined` (a count that is not a whole number of 0 or more is left out). */
 export interface Counts {
   readonly inputTotal?: unknown
   readonly inputUncached?: unknown

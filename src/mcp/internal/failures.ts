@@ -6,6 +6,7 @@
  */
 import type { McpClientError } from "effect/ai"
 import { messageOf } from "../../internal/describe.ts"
+import { redactSecrets } from "../../internal/redact.ts"
 import { type CallFailureReason, McpCallFailed, McpConnectionError } from "../McpError.ts"
 
 /** The most characters of a detail kept. */
@@ -24,7 +25,8 @@ const detailOf = (error: McpClientError.McpClientError): string => {
   const own = messageOf(reason)
   const cause: unknown = "cause" in reason ? reason.cause : undefined
   const extra = cause === undefined ? "" : messageOf(cause)
-  return bounded(extra === "" || own.includes(extra) ? own : `${own}: ${extra}`, maxDetail)
+  // Redacted here: a detail is kept in the error and, for a failed call, shown to the model.
+  return bounded(redactSecrets(extra === "" || own.includes(extra) ? own : `${own}: ${extra}`), maxDetail)
 }
 
 /**

@@ -66,6 +66,16 @@ const handlerFor = (client: McpClient.McpClient, { descriptor, name }: Accepted,
   )
 }
 
+/**
+ * `tool` under an id of its own, `loopwork/mcp/<name>`. A tool's handler is
+ * found by its id, and effect/ai makes the id from the name alone: a server
+ * naming a tool like a local one would otherwise share its handler key, so
+ * after a merge the loop could check the server's definition (no approval)
+ * and run the local tool's handler.
+ */
+const ownId = (tool: McpTool, name: string): McpTool =>
+  Object.assign(Object.create(Object.getPrototypeOf(tool) as object) as McpTool, tool, { id: `loopwork/mcp/${name}` })
+
 const toolFor = ({ descriptor, name }: Accepted, callTimeout: Duration.Input | undefined): McpTool => {
   const tool: McpTool = Tool.dynamic(name, {
     description: descriptor.description,
@@ -74,7 +84,7 @@ const toolFor = ({ descriptor, name }: Accepted, callTimeout: Duration.Input | u
     failure: CallError,
     failureMode: "error"
   }).annotate(Tool.Strict, false)
-  return callTimeout === undefined ? tool : tool.annotate(ToolTimeout.Annotation, callTimeout)
+  return ownId(callTimeout === undefined ? tool : tool.annotate(ToolTimeout.Annotation, callTimeout), name)
 }
 
 /**
