@@ -80,7 +80,8 @@ const isContentFree = (tag: string, message: string): boolean => {
 export const failureMessage = (error: StepFailure): string => {
   if (error instanceof ToolCallFailed) {
     if (!isKind(error.kind)) return generic(error._tag)
-    const named = namePattern.test(error.tool) && redactSecrets(error.tool) === error.tool
+    // An unknown tool's name is whatever the model wrote, not a tool's.
+    const named = error.kind !== "unknown-tool" && namePattern.test(error.tool) && redactSecrets(error.tool) === error.tool
     return `${named ? `Tool '${error.tool}'` : "A tool call"} failed (${error.kind}): ${omittedDetails}`
   }
   if (error instanceof ModelCallFailed) return modelMessage(error.status)

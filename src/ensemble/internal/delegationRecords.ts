@@ -8,6 +8,7 @@
  * @internal
  */
 import { Clock, DateTime, Duration, Effect, Random } from "effect"
+import { redactSecrets } from "../../internal/redact.ts"
 import type { DelegationRecord, DelegationRequest } from "../Delegation.ts"
 import { publish } from "../EnsembleEvent.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
@@ -84,6 +85,8 @@ export const recordFailure = (
 ) =>
   Effect.flatMap(ended(attempt), ({ at, millis }) => {
     const base = attempt.base
+    // Written by the library, and it may quote what the model asked for (an unknown role).
+    const reason = redactSecrets(error)
     place(d, {
       ...base,
       response: {
@@ -92,7 +95,7 @@ export const recordFailure = (
         workerRole,
         rawOutput: null,
         artifacts: {},
-        errors: [error],
+        errors: [reason],
         metadata: {},
         duration: Duration.millis(millis)
       }
@@ -100,8 +103,8 @@ export const recordFailure = (
     const ids = { taskId: base.request.taskId, delegatingRole: base.delegatingRole }
     return publish(
       rejected
-        ? { _tag: "DelegationRejected", ...ids, agentRole: base.request.agentRole, reason: error }
-        : { _tag: "DelegationFailed", ...ids, workerRole, reason: error }
+        ? { _tag: "DelegationRejected", ...ids, agentRole: base.request.agentRole, reason }
+        : { _tag: "DelegationFailed", ...ids, workerRole, reason }
     )
   })
 

@@ -9,6 +9,7 @@
  *
  * @internal
  */
+import { redactSecrets } from "../../internal/redact.ts"
 import { Effect, Layer, Result, Schema } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
@@ -200,5 +201,5 @@ export const validateNow = (config: unknown): Result.Result<ValidConfig, Validat
   const broken = rolesProblem(valid, workflow) ??
     toolClash(valid.agents, reservedTools(valid, workflow)) ??
     tasksProblem(valid, workflow)
-  return broken === undefined ? decoded : Result.fail(new ValidationError({ message: broken }))
+  return broken === undefined ? decoded : Result.fail(new ValidationError({ message: redactSecrets(broken) }))
 }

@@ -29,30 +29,39 @@ const taskOutputWithoutContent = (output: TaskOutput): TaskOutput => ({
   toolCallCount: output.toolCallCount
 })
 
-const recordWithoutContent = (record: DelegationRecord): DelegationRecord => ({
-  kind: record.kind,
-  delegatingRole: record.delegatingRole,
-  depth: record.depth,
-  request: {
-    taskId: record.request.taskId,
-    agentRole: record.request.agentRole,
-    taskDescription: "",
-    scope: {},
-    priority: record.request.priority,
-    maxOutputRetries: record.request.maxOutputRetries,
-    metadata: {}
-  },
-  response: {
-    taskId: record.response.taskId,
-    status: record.response.status,
-    workerRole: record.response.workerRole,
-    rawOutput: record.response.rawOutput === null ? null : "",
-    artifacts: {},
-    errors: record.response.errors.map(() => omittedDetails),
-    metadata: {},
-    duration: record.response.duration
+/**
+ * A delegation record without content. The role a failed delegation asked
+ * for may name no agent, and is then the model's text: it is left out of
+ * failed records (the `DelegationFailed` event of a worker that failed
+ * names it).
+ */
+const recordWithoutContent = (record: DelegationRecord): DelegationRecord => {
+  const failed = record.response.status === "FAILURE"
+  return {
+    kind: record.kind,
+    delegatingRole: record.delegatingRole,
+    depth: record.depth,
+    request: {
+      taskId: record.request.taskId,
+      agentRole: failed ? "" : record.request.agentRole,
+      taskDescription: "",
+      scope: {},
+      priority: record.request.priority,
+      maxOutputRetries: record.request.maxOutputRetries,
+      metadata: {}
+    },
+    response: {
+      taskId: record.response.taskId,
+      status: record.response.status,
+      workerRole: failed ? "" : record.response.workerRole,
+      rawOutput: record.response.rawOutput === null ? null : "",
+      artifacts: {},
+      errors: record.response.errors.map(() => omittedDetails),
+      metadata: {},
+      duration: record.response.duration
+    }
   }
-})
+}
 
 const outputWithoutContent = (output: EnsembleOutput): EnsembleOutput => ({
   raw: "",
@@ -93,8 +102,11 @@ export const ensembleEventWithoutContent = (event: EnsembleEvent): EnsembleEvent
         depth: event.depth
       }
     case "DelegationCompleted":
-    case "DelegationRejected":
       return event
+    case "DelegationRejected":
+      // The role is what the model asked for, which may name no agent (then it is the model's text), and the
+      // reason quotes it.
+      return { _tag: "DelegationRejected", taskId: event.taskId, delegatingRole: event.delegatingRole, agentRole: "", reason: omittedDetails }
     case "DelegationFailed":
       return {
         _tag: "DelegationFailed",

@@ -10,6 +10,7 @@
  *
  * @internal
  */
+import { redactSecrets } from "../../internal/redact.ts"
 import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { ValidationError } from "../EnsembleError.ts"
 import { accepts, asField, passing } from "./ruleStruct.ts"
@@ -73,7 +74,7 @@ export const decodeNow = <S extends Schema.ConstraintDecoder<unknown>>(
   const result = Schema.decodeUnknownResult(schema)(input)
   return Result.isSuccess(result)
     ? Result.succeed(result.success)
-    : Result.fail(new ValidationError({ message: firstMessage(result.failure) }))
+    : Result.fail(new ValidationError({ message: redactSecrets(firstMessage(result.failure)) }))
 }
 
 /** @internal the message of the first broken rule, or `undefined` when `input` passes */
@@ -202,7 +203,14 @@ export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
 export const inputs = (label: string): Check => (u) => {
   if (u === undefined) return undefined
   if (!isRecord(u)) return `${label} must be an object of strings by variable name, got: ${show(u)}`
-  for (const [name, value] of Object.entries(u)) {
+  let entries: ReadonlyArray<readonly [string, unknown]>
+  try {
+    entries = Object.entries(u)
+  } catch {
+    // A getter or a Proxy from JavaScript: no value to check, and no defect either.
+    return `${label} could not be read: one of its properties threw when it was read; give plain strings`
+  }
+  for (const [name, value] of entries) {
     if (typeof value !== "string") return `${label} value for '${name}' must be a string, got: ${show(value)}`
   }
   return undefined

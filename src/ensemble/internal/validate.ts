@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import { redactSecrets } from "../../internal/redact.ts"
 import { type Context, Effect, Predicate, Result } from "effect"
 import * as ExternalTool from "../../ExternalTool.ts"
 import type * as Agent from "../Agent.ts"
@@ -20,7 +21,7 @@ import { type ValidConfig, validateNow } from "./ensembleConfig.ts"
 import { inputs as inputsRule, show } from "./rules.ts"
 import type { ResolvedTask } from "./runTask.ts"
 
-const invalid = (message: string) => Result.fail(new ValidationError({ message }))
+const invalid = (message: string) => Result.fail(new ValidationError({ message: redactSecrets(message) }))
 
 const runInputs = inputsRule("Ensemble.run inputs")
 
