@@ -26,6 +26,13 @@ import { redactSecrets } from "./redact.ts"
 /** What every content-free failure text ends with. */
 export const omittedDetails = "details omitted (Privacy.OmitContent)"
 
+/**
+ * @internal what stands for the name of a tool call whose tool the toolkit
+ * does not have, where content is omitted: that name is whatever the model
+ * wrote
+ */
+export const unknownToolName = "(a tool the toolkit does not have)"
+
 const tagPattern = /^[A-Za-z_$][\w$]{0,63}$/
 /** A tool name shown in a content-free message: a plain identifier (what providers accept), no secret-looking token. */
 const namePattern = /^[A-Za-z0-9_.:/-]{1,64}$/

@@ -12,6 +12,7 @@ import { Response } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
+import { unknownToolName } from "./contentFree.ts"
 import { messageOf } from "./describe.ts"
 import { type Report, reportThen } from "./report.ts"
 import type { RunEvent } from "./runEvents.ts"
@@ -103,9 +104,18 @@ const textOf = (parts: ReadonlyArray<Response.AnyPart>): string => {
   return text
 }
 
-const toolCallsOf = (parts: ReadonlyArray<Response.AnyPart>) => {
+/**
+ * The response's tool calls, for `ModelCallFinished`; with content omitted
+ * (`omit`), a name the request's tools do not have is the model's text, and
+ * is shown as {@link unknownToolName}.
+ */
+const toolCallsOf = (parts: ReadonlyArray<Response.AnyPart>, tools: ReadonlyArray<Tool.Any>, omit: boolean) => {
   const calls: Array<{ readonly id: string; readonly name: string }> = []
-  for (const part of parts) if (part.type === "tool-call" && !part.providerExecuted) calls.push({ id: part.id, name: part.name })
+  for (const part of parts) {
+    if (part.type !== "tool-call" || part.providerExecuted) continue
+    const shown = !omit || tools.some((tool) => tool.name === part.name)
+    calls.push({ id: part.id, name: shown ? part.name : unknownToolName })
+  }
   return calls
 }
 
@@ -211,7 +221,7 @@ const observedAttempt = (
             finishReason: finish.reason,
             usage: finish.usage,
             text: textOf(parts),
-            toolCalls: toolCallsOf(parts),
+            toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
             durationMillis
           }, () => Effect.succeed(parts))
         }

@@ -25,6 +25,8 @@ export interface RunContext {
    * `undefined` when no one watches (only `Chain.stream` and `Chain.runObserved` do).
    */
   readonly report: Report | undefined
+  /** `Privacy.OmitContent`: what the observer and spans are shown leaves content out. */
+  readonly omitContent: boolean
   /** The run's clock: the durations of reported calls. */
   readonly clock: Clock.Clock
   readonly traced: boolean
@@ -41,9 +43,11 @@ export const runContextOf = (context: Context.Context<never>): RunContext => {
   let found = read.get(context)
   if (found === undefined) {
     const observer = Context.get(context, Observer)
+    const omitContent = Context.get(context, OmitContent)
     found = {
       observer,
-      report: isActive(observer) ? reporter(observer, Context.get(context, OmitContent)) : undefined,
+      report: isActive(observer) ? reporter(observer, omitContent) : undefined,
+      omitContent,
       clock: Context.get(context, Clock.Clock),
       traced: isTraced(context),
       metrics: Context.get(context, Metrics),

@@ -81,12 +81,14 @@ const ending = (omit: boolean) => (settled: Settled): Effect.Effect<Settled, Fai
 export const toolSpan = (
   services: Context.Context<never>,
   call: ToolCall,
+  shownName: string,
   description: string | undefined,
   run: Effect.Effect<Settled>,
   statusOf: (settled: Settled) => Status
 ): Effect.Effect<Settled> => {
-  // The tool name and id come from the model: bounded and redacted before they reach a span.
-  const name = spanText(call.name)
+  // The tool name and id come from the model: bounded and redacted before they reach a span (an unknown
+  // tool's name, with content omitted, not even that: `shownName` stands for it).
+  const name = spanText(shownName)
   const attributes: Record<string, unknown> = {
     "gen_ai.operation.name": "execute_tool",
     "gen_ai.tool.name": name,

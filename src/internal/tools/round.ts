@@ -14,6 +14,7 @@ import type { RunEvent } from "../runEvents.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 import * as JsonBounds from "../jsonBounds.ts"
 import { toolSpan } from "../telemetry/toolSpan.ts"
+import { unknownToolName } from "../contentFree.ts"
 import { runContextOf } from "../runContext.ts"
 import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
@@ -48,20 +49,28 @@ const statusOf = (settled: Settled) =>
     ? "failed" as const
     : "succeeded" as const
 
+/**
+ * The name a call's events and span show: its tool's, or, with content
+ * omitted, a stand-in for a name the toolkit does not have (the model's text).
+ */
+const shownName = (ctx: RoundContext, call: ToolCall): string =>
+  ctx.compiled.byName.has(call.name) || !runContextOf(ctx.services).omitContent ? call.name : unknownToolName
+
 /** `settle`, reported to the round's observer: started, then finished with the status and duration. */
 const observed = (
   ctx: RoundContext,
   report: Report,
   call: ToolCall,
   state: CallState | undefined
-): Effect.Effect<Settled> =>
+): Effect.Effect<Settled> => {
+  const name = shownName(ctx, call)
   // The clock is read after the start is reported: a slow consumer is not the tool's time.
-  reportThen(report, { _tag: "ToolCallStarted", id: call.id, name: call.name, params: call.params }, () => {
+  return reportThen(report, { _tag: "ToolCallStarted", id: call.id, name, params: call.params }, () => {
     const since = ctx.clock.currentTimeMillisUnsafe()
     return Effect.flatMap(settle(ctx, call, state), (raw) => {
       const settled = storable(raw)
       const durationMillis = ctx.clock.currentTimeMillisUnsafe() - since
-      const { id, name } = call
+      const id = call.id
       const status = statusOf(settled)
       // Fields in the Schema's order, so the event equals its JSON round trip.
       const finished: RunEvent = settled instanceof Held || settled instanceof Cut
@@ -70,6 +79,7 @@ const observed = (
       return reportThen(report, finished, () => Effect.succeed(settled))
     })
   })
+}
 
 /**
  * Settles one call of a round inside an `execute_tool` span, reporting it to
@@ -82,7 +92,7 @@ const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | unde
   }
   const run = ctx.report === undefined ? settle(ctx, call, state) : observed(ctx, ctx.report, call, state)
   if (!ctx.traced) return run
-  return toolSpan(ctx.services, call, ctx.compiled.byName.get(call.name)?.tool.description, run, statusOf)
+  return toolSpan(ctx.services, call, shownName(ctx, call), ctx.compiled.byName.get(call.name)?.tool.description, run, statusOf)
 }
 
 const emptyMessages: ReadonlyArray<Prompt.Message> = []
