@@ -121,7 +121,7 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
 }>()("loopwork/durable/WaitingCalls") {}
 
 interface Row {
-  call: WaitingCall
+  readonly call: WaitingCall
   answer: string | undefined
 }
 

@@ -97,10 +97,17 @@ const failedWith = (chain: Chain, reason: { readonly _tag: string; readonly mess
   Effect.flatMap(documentOf(chain), (document) =>
     Effect.fail(new DurableRunFailed({ reason: reason._tag, description: reason.message, document })))
 
-/** The run's end when what it read back from the store is not what it wrote. */
-const corrupt = (chain: Chain, what: string) =>
-  failedWith(chain, { _tag: "CorruptRecord", message: `${what}: the store was changed by something other than this run` })
-
+/**
+ * The run's end when what it read back from the store is not what it wrote:
+ * with the chain as far as the run got (none, when the first step could not
+ * be read).
+ */
+const corrupt = (chain: Chain | undefined, what: string) => {
+  const reason = { _tag: "CorruptRecord", message: `${what}: the store was changed by something other than this run` }
+  return chain === undefined
+    ? Effect.fail(new DurableRunFailed({ reason: reason._tag, description: reason.message, document: "null" }))
+    : failedWith(chain, reason)
+}
 
 /**
  * The version the execution started under, recorded by its first activity:
@@ -111,14 +118,6 @@ const corrupt = (chain: Chain, what: string) =>
  */
 export const versionOf = (version: number) =>
   Activity.make({ name: "loopwork/version", success: Schema.Number, execute: Effect.succeed(version) })
-
-/** The run's end when a recorded step could not be read back: with the chain as far as the run got. */
-const unreadable = (chain: Chain | undefined, record: UnreadableRecord) => {
-  const what = record.message
-  return chain === undefined
-    ? Effect.fail(new DurableRunFailed({ reason: "CorruptRecord", description: `${what}: the store was changed by something other than this run`, document: "null" }))
-    : corrupt(chain, what)
-}
 
 /** @internal the workflow body of `config` */
 export const body = (config: Config, workflowName: string) => (input: unknown, executionId: string) => {
@@ -145,5 +144,5 @@ export const body = (config: Config, workflowName: string) => (input: unknown, e
       }
       return yield* finished(outcome, config.outputJson)
     }
-  }).pipe(Effect.catchDefect((defect) => defect instanceof UnreadableRecord ? unreadable(chain, defect) : Effect.die(defect)))
+  }).pipe(Effect.catchDefect((defect) => defect instanceof UnreadableRecord ? corrupt(chain, defect.message) : Effect.die(defect)))
 }
