@@ -19,6 +19,7 @@ import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
 import type { Used } from "./callIds.ts"
 import { generateNow } from "./generateNow.ts"
+import { streamedTurn } from "./streamedTurn.ts"
 import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
 import { chatSpan, labelsOf } from "./telemetry/chatSpan.ts"
@@ -119,27 +120,34 @@ const toolCallsOf = (parts: ReadonlyArray<Response.AnyPart>, tools: ReadonlyArra
   return calls
 }
 
+/**
+ * The model's streamed answer, each text delta reported as it arrives,
+ * assembled into whole parts. Call it when the call is to run: a model
+ * whose streamed answer is whole when asked (see streamedTurn.ts) is asked
+ * now, and its parts go through as one chunk.
+ */
 const streamed = (
   model: Model,
   request: GenerateRequest,
   report: Report,
   call: number
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.suspend(() => {
-    const parts: Array<Response.AnyPart> = []
-    const received = Stream.runForEachArray(model.stream(request), (chunk) => {
-      // Deltas go out as they arrive; once one must wait for room, the later ones wait behind it.
-      let waiting: Effect.Effect<void> | undefined
-      for (const part of chunk) {
-        parts.push(part)
-        if (part.type !== "text-delta") continue
-        const event: RunEvent = { _tag: "TextDelta", call, delta: part.delta }
-        waiting = waiting === undefined ? report(event) : Effect.andThen(waiting, Effect.suspend(() => report(event) ?? Effect.void))
-      }
-      return waiting ?? Effect.void
-    })
-    return Effect.map(received, () => assemble(parts))
-  })
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
+  const parts: Array<Response.AnyPart> = []
+  const received = (chunk: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> => {
+    // Deltas go out as they arrive; once one must wait for room, the later ones wait behind it.
+    let waiting: Effect.Effect<void> | undefined
+    for (const part of chunk) {
+      parts.push(part)
+      if (part.type !== "text-delta") continue
+      const event: RunEvent = { _tag: "TextDelta", call, delta: part.delta }
+      waiting = waiting === undefined ? report(event) : Effect.andThen(waiting, Effect.suspend(() => report(event) ?? Effect.void))
+    }
+    return waiting ?? Effect.void
+  }
+  const whole = streamedTurn(model)
+  if (whole !== undefined) return Effect.flatMap(whole(request), (turn) => Effect.map(received(turn), () => assemble(parts)))
+  return Effect.suspend(() => Effect.map(Stream.runForEachArray(model.stream(request), received), () => assemble(parts)))
+}
 
 /** The failure of a model (or client) that threw or died. */
 const failedUnexpectedly = (defect: unknown): ModelCallFailed =>

@@ -12,6 +12,7 @@ import { Response } from "effect/ai"
 import type { Prompt } from "effect/ai"
 import { ChatModel, type ChatModelError, type GenerateRequest, type ModelInfo } from "./chatModel.ts"
 import * as Parts from "./parts.ts"
+import { withStreamedTurn } from "./streamedTurn.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 
 /**
@@ -312,11 +313,12 @@ export const makeNamed = (name: string, given: ReadonlyArray<Turn>, options: Opt
   const layer = Layer.sync(ChatModel, () => {
     seen.requests = []
     seen.calls = 0
-    return ChatModel.of({
+    const model = ChatModel.of({
       info: script.info,
       generate: (request) => call(script, seen, request, asParts),
       stream: (request) => Stream.unwrap(call(script, seen, request, asStream))
     })
+    return withStreamedTurn(model, (request) => call(script, seen, request, streamParts))
   })
   return modelOf(seen, layer)
 }
@@ -408,11 +410,12 @@ export const raw = (turns: ReadonlyArray<ReadonlyArray<Response.AnyPart>>): Scri
   const layer = Layer.sync(ChatModel, () => {
     seen.requests = []
     seen.calls = 0
-    return ChatModel.of({
+    const model = ChatModel.of({
       info: rawInfo,
       generate: (request) => Effect.suspend(() => rawTurn(turns, seen, request)),
       stream: (request) => Stream.unwrap(Effect.suspend(() => Effect.map(rawTurn(turns, seen, request), Stream.fromIterable)))
     })
+    return withStreamedTurn(model, (request) => Effect.suspend(() => rawTurn(turns, seen, request)))
   })
   return modelOf(seen, layer)
 }

@@ -1,7 +1,8 @@
 /**
  * The ensemble's budget-counted model: a call is taken from the budget when
  * it runs (so an effect run twice counts twice, and one never run counts
- * nothing), or, through the loop's `generateNow`, when it is made.
+ * nothing), or, through the loop's `generateNow` or its whole streamed turn
+ * (`streamedTurn`), when it is made.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -9,6 +10,7 @@ import { Prompt } from "effect/ai"
 import { Chain, ChatModel, Mode, Step, StopSignal } from "loopwork"
 import * as Budget from "../../src/ensemble/internal/budget.ts"
 import { generateNow } from "../../src/internal/generateNow.ts"
+import { streamedTurn } from "../../src/internal/streamedTurn.ts"
 
 const request: ChatModel.GenerateRequest = { prompt: Prompt.make("Hi"), tools: [], toolChoice: "auto" }
 
@@ -38,6 +40,19 @@ describe("Budget.counted", () => {
       const parts = yield* call
       expect(parts.some((part) => part.type === "text" && part.text === "hello")).toBe(true)
       expect(budget.modelCalls).toBe(1)
+    }))
+
+  it.effect("the whole streamed turn of a scripted model is kept: taken when made, refused past the budget", () =>
+    Effect.gen(function*() {
+      const { budget, counted } = yield* countedModel(1)
+      const turn = streamedTurn(counted)
+      if (turn === undefined) throw new Error("the counted model lost the scripted model's streamed turn")
+      const call = turn(request)
+      expect(budget.modelCalls).toBe(1)
+      const parts = yield* call
+      expect(parts.map((part) => part.type)).toEqual(["text-start", "text-delta", "text-end", "finish"])
+      const refused = yield* Effect.flip(turn(request))
+      expect(refused.message).toContain("maxModelCalls (1) is used up")
     }))
 
   it.effect("past the budget both are refused without reaching the model", () =>

@@ -16,6 +16,7 @@ import type { TaskOutput } from "../TaskOutput.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
 import type { Durability } from "../../internal/durability.ts"
 import { generateNow, withGenerateNow } from "../../internal/generateNow.ts"
+import { streamedTurn, withStreamedTurn } from "../../internal/streamedTurn.ts"
 
 /** @internal which budget a run used up */
 export type Kind = "maxModelCalls" | "maxDelegations"
@@ -73,17 +74,22 @@ export const takeDelegation = (budget: Budget): boolean => {
 /**
  * @internal `model` with every call taken from the budget (refused ones fail
  * without reaching the model): when the call runs, or, for the loop, which
- * runs it at once, when it is made (no step of the runtime; see generateNow.ts)
+ * runs it at once, when it is made (no step of the runtime; see generateNow.ts
+ * and, for a streamed answer that is whole when asked, streamedTurn.ts)
  */
 export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel["Service"] => {
   const refused = () => new ModelCallFailed({ description: refusal(budget), cause: undefined, retryable: false })
   const now: ChatModel["Service"]["generate"] = (request) =>
     takeModelCall(budget) ? generateNow(model, request) : Effect.fail(refused())
-  return withGenerateNow({
+  const service = withGenerateNow({
     info: model.info,
     generate: (request) => Effect.suspend(() => now(request)),
     stream: (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
   }, now)
+  const turn = streamedTurn(model)
+  return turn === undefined
+    ? service
+    : withStreamedTurn(service, (request) => takeModelCall(budget) ? turn(request) : Effect.fail(refused()))
 }
 
 /**

@@ -1,0 +1,73 @@
+/**
+ * A streamed answer that is whole when asked (streamedTurn.ts): the scripted
+ * model hands its streamed parts over as one array, and `Chain.stream`
+ * reports the same deltas from it. A wrapper that replaces the service's
+ * `stream` (a spread copy) is read through its own stream, not the form it
+ * did not keep, and so is a model that has no such form.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Stream } from "effect"
+import { Response } from "effect/ai"
+import { Chain, ChatModel, Mode, type RunEvent } from "../../src/index.ts"
+import { streamedTurn } from "../../src/internal/streamedTurn.ts"
+import * as Parts from "../../src/internal/parts.ts"
+
+const finish = Parts.responseFinish("stop", Parts.usage({}))
+
+/** A turn's parts as a stream would send them: one delta per piece of text. */
+const streamedText = (pieces: ReadonlyArray<string>): ReadonlyArray<Response.AnyPart> => [
+  Response.makePart("text-start", { id: "t" }),
+  ...pieces.map((delta) => Response.makePart("text-delta", { id: "t", delta })),
+  Response.makePart("text-end", { id: "t" }),
+  finish
+]
+
+/** The deltas and the final text of a drained `Chain.stream`. */
+const watched = (layer: Layer.Layer<ChatModel.ChatModel>) =>
+  Effect.gen(function*() {
+    const events: Array<RunEvent.RunEvent> = []
+    yield* Chain.stream(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(
+      Stream.runForEach((event) => Effect.sync(() => void events.push(event))),
+      Effect.provide(layer)
+    )
+    const last = events.at(-1)
+    return {
+      deltas: events.flatMap((event) => event._tag === "TextDelta" ? [event.delta] : []),
+      text: last?._tag === "RunFinished" ? last.text : undefined
+    }
+  })
+
+const scripted = () => ChatModel.scripted([{ text: "Hello there, friend." }])
+
+describe("a streamed answer that is whole when asked", () => {
+  it.effect("the scripted model has one, and Chain.stream reports its deltas", () =>
+    Effect.gen(function*() {
+      const model = yield* Effect.provide(Effect.service(ChatModel.ChatModel), scripted().layer)
+      expect(streamedTurn(model)).toBeTypeOf("function")
+      expect(yield* watched(scripted().layer)).toEqual({ deltas: ["Hello ", "there, ", "friend."], text: "Hello there, friend." })
+    }))
+
+  it.effect("a wrapper that replaces stream is read through its own stream", () =>
+    Effect.gen(function*() {
+      const wrapped = Layer.effect(ChatModel.ChatModel)(Effect.map(Effect.service(ChatModel.ChatModel), (inner) =>
+        ChatModel.ChatModel.of({
+          ...inner,
+          stream: () => Stream.fromIterable(streamedText(["Wrapped ", "answer."]))
+        }))).pipe(Layer.provide(scripted().layer))
+      const model = yield* Effect.provide(Effect.service(ChatModel.ChatModel), wrapped)
+      expect(streamedTurn(model)).toBeUndefined()
+      expect(yield* watched(wrapped)).toEqual({ deltas: ["Wrapped ", "answer."], text: "Wrapped answer." })
+    }))
+
+  it.effect("a model without one is read as a stream, chunk by chunk", () =>
+    Effect.gen(function*() {
+      const parts = streamedText(["One ", "two ", "three."])
+      const plain = Layer.succeed(ChatModel.ChatModel, {
+        info: { provider: "test", model: "plain" },
+        generate: () => Effect.succeed([Parts.responseText("One two three."), finish]),
+        // Two chunks: the loop reads past the first.
+        stream: () => Stream.concat(Stream.fromIterable(parts.slice(0, 2)), Stream.fromIterable(parts.slice(2)))
+      })
+      expect(yield* watched(plain)).toEqual({ deltas: ["One ", "two ", "three."], text: "One two three." })
+    }))
+})
