@@ -192,7 +192,11 @@ const toolNames = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<string> => {
   return names
 }
 
-/** One attempt, observed: started, then finished or failed, with the attempt's duration. */
+/**
+ * One attempt, observed: started, then finished or failed, with the
+ * attempt's duration. Call it when the attempt is to run (it reports the
+ * start and asks the model now); `Effect.suspend` it for one that runs later.
+ */
 const observedAttempt = (
   model: Model,
   request: GenerateRequest,
@@ -202,40 +206,39 @@ const observedAttempt = (
   limits: Limits,
   used: Used,
   attempts: { count: number }
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.suspend(() => {
-    const attempt = ++attempts.count
-    const started: RunEvent = { _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) }
-    // The clock is read after the start is reported: a slow consumer is not the model's time.
-    return reportThen(report, started, () => {
-      const since = run.clock.currentTimeMillisUnsafe()
-      const attempted = safely(() => run.observer.streaming ? streamed(model, request, report, call) : generateNow(model, request))
-      return Effect.matchEffect(attempted, {
-        onFailure: (error) => {
-          const durationMillis = run.clock.currentTimeMillisUnsafe() - since
-          return reportThen(
-            report,
-            { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis },
-            () => Effect.fail(error)
-          )
-        },
-        onSuccess: (result) => {
-          const durationMillis = run.clock.currentTimeMillisUnsafe() - since
-          const parts = Arrival.normalize(result, call, limits, used)
-          const finish = finishOf(parts)
-          return reportThen(report, {
-            _tag: "ModelCallFinished",
-            call,
-            finishReason: finish.reason,
-            usage: finish.usage,
-            text: textOf(parts),
-            toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
-            durationMillis
-          }, () => Effect.succeed(parts))
-        }
-      })
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
+  const attempt = ++attempts.count
+  const started: RunEvent = { _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) }
+  // The clock is read after the start is reported: a slow consumer is not the model's time.
+  return reportThen(report, started, () => {
+    const since = run.clock.currentTimeMillisUnsafe()
+    const attempted = safelyNow(() => run.observer.streaming ? streamed(model, request, report, call) : generateNow(model, request))
+    return Effect.matchEffect(attempted, {
+      onFailure: (error) => {
+        const durationMillis = run.clock.currentTimeMillisUnsafe() - since
+        return reportThen(
+          report,
+          { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis },
+          () => Effect.fail(error)
+        )
+      },
+      onSuccess: (result) => {
+        const durationMillis = run.clock.currentTimeMillisUnsafe() - since
+        const parts = Arrival.normalize(result, call, limits, used)
+        const finish = finishOf(parts)
+        return reportThen(report, {
+          _tag: "ModelCallFinished",
+          call,
+          finishReason: finish.reason,
+          usage: finish.usage,
+          text: textOf(parts),
+          toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
+          durationMillis
+        }, () => Effect.succeed(parts))
+      }
     })
   })
+}
 
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
@@ -258,8 +261,12 @@ export const callModel = (
   limits: Limits,
   used: Used
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const once = run.report !== undefined
-    ? observedAttempt(model, request, run, run.report, call, limits, used, { count: 0 })
+  const report = run.report
+  const attempts = { count: 0 }
+  const once = report !== undefined
+    ? retry === undefined
+      ? observedAttempt(model, request, run, report, call, limits, used, attempts)
+      : Effect.suspend(() => observedAttempt(model, request, run, report, call, limits, used, attempts))
     : retry === undefined
     ? safelyNow(() => generateNow(model, request))
     : safely(() => generateNow(model, request))
