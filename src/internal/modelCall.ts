@@ -121,33 +121,35 @@ const toolCallsOf = (parts: ReadonlyArray<Response.AnyPart>, tools: ReadonlyArra
 }
 
 /**
- * The model's streamed answer, each text delta reported as it arrives,
- * assembled into whole parts. Call it when the call is to run: a model
- * whose streamed answer is whole when asked (see streamedTurn.ts) is asked
- * now, and its parts go through as one chunk.
+ * Reports the text deltas of `chunk` as they come: the effect to wait on,
+ * or `undefined` when every one went out at once. Once one must wait for
+ * room, the later ones wait behind it.
  */
+const reportDeltas = (chunk: ReadonlyArray<Response.AnyPart>, report: Report, call: number): Effect.Effect<void> | undefined => {
+  let waiting: Effect.Effect<void> | undefined
+  for (const part of chunk) {
+    if (part.type !== "text-delta") continue
+    const event: RunEvent = { _tag: "TextDelta", call, delta: part.delta }
+    waiting = waiting === undefined ? report(event) : Effect.andThen(waiting, Effect.suspend(() => report(event) ?? Effect.void))
+  }
+  return waiting
+}
+
+/** The model's stream, each text delta reported as it arrives, assembled into whole parts. */
 const streamed = (
   model: Model,
   request: GenerateRequest,
   report: Report,
   call: number
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const parts: Array<Response.AnyPart> = []
-  const received = (chunk: ReadonlyArray<Response.AnyPart>): Effect.Effect<void> => {
-    // Deltas go out as they arrive; once one must wait for room, the later ones wait behind it.
-    let waiting: Effect.Effect<void> | undefined
-    for (const part of chunk) {
-      parts.push(part)
-      if (part.type !== "text-delta") continue
-      const event: RunEvent = { _tag: "TextDelta", call, delta: part.delta }
-      waiting = waiting === undefined ? report(event) : Effect.andThen(waiting, Effect.suspend(() => report(event) ?? Effect.void))
-    }
-    return waiting ?? Effect.void
-  }
-  const whole = streamedTurn(model)
-  if (whole !== undefined) return Effect.flatMap(whole(request), (turn) => Effect.map(received(turn), () => assemble(parts)))
-  return Effect.suspend(() => Effect.map(Stream.runForEachArray(model.stream(request), received), () => assemble(parts)))
-}
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
+  Effect.suspend(() => {
+    const parts: Array<Response.AnyPart> = []
+    const received = Stream.runForEachArray(model.stream(request), (chunk) => {
+      for (const part of chunk) parts.push(part)
+      return reportDeltas(chunk, report, call) ?? Effect.void
+    })
+    return Effect.map(received, () => assemble(parts))
+  })
 
 /** The failure of a model (or client) that threw or died. */
 const failedUnexpectedly = (defect: unknown): ModelCallFailed =>
@@ -210,9 +212,13 @@ const observedAttempt = (
   const attempt = ++attempts.count
   const started: RunEvent = { _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) }
   // The clock is read after the start is reported: a slow consumer is not the model's time.
+  // A streamed answer that is whole when asked (streamedTurn.ts) comes as one chunk: its deltas are reported on arrival.
+  const whole = run.observer.streaming ? streamedTurn(model) : undefined
   return reportThen(report, started, () => {
     const since = run.clock.currentTimeMillisUnsafe()
-    const attempted = safelyNow(() => run.observer.streaming ? streamed(model, request, report, call) : generateNow(model, request))
+    const attempted = safelyNow(() =>
+      whole !== undefined ? whole(request) : run.observer.streaming ? streamed(model, request, report, call) : generateNow(model, request)
+    )
     return Effect.matchEffect(attempted, {
       onFailure: (error) => {
         const durationMillis = run.clock.currentTimeMillisUnsafe() - since
@@ -224,17 +230,23 @@ const observedAttempt = (
       },
       onSuccess: (result) => {
         const durationMillis = run.clock.currentTimeMillisUnsafe() - since
-        const parts = Arrival.normalize(result, call, limits, used)
-        const finish = finishOf(parts)
-        return reportThen(report, {
-          _tag: "ModelCallFinished",
-          call,
-          finishReason: finish.reason,
-          usage: finish.usage,
-          text: textOf(parts),
-          toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
-          durationMillis
-        }, () => Effect.succeed(parts))
+        const finished = (answer: ReadonlyArray<Response.AnyPart>) => {
+          const parts = Arrival.normalize(answer, call, limits, used)
+          const finish = finishOf(parts)
+          return reportThen(report, {
+            _tag: "ModelCallFinished",
+            call,
+            finishReason: finish.reason,
+            usage: finish.usage,
+            text: textOf(parts),
+            toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
+            durationMillis
+          }, () => Effect.succeed(parts))
+        }
+        if (whole === undefined) return finished(result)
+        const waiting = reportDeltas(result, report, call)
+        const answer = assemble(result)
+        return waiting === undefined ? finished(answer) : Effect.andThen(waiting, Effect.suspend(() => finished(answer)))
       }
     })
   })
