@@ -27,7 +27,7 @@ import * as Outcome from "../Outcome.ts"
 import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
-import { withDocument } from "./lazyDocument.ts"
+import { encode } from "./chainCodec.ts"
 import { structuredRun } from "./structured/run.ts"
 import { type OutputJson, outputJson } from "./structured/outputJson.ts"
 import type * as StructuredOutput from "../StructuredOutput.ts"
@@ -209,22 +209,22 @@ const budgetOf = (options: Options, since: number): RunBudget => {
   }
 }
 
+/** The chain's JSON document for an event; `null` if it cannot be encoded (the event still goes out). */
+const documentOf = (chain: Chain): Effect.Effect<unknown> => Effect.orElseSucceed(encode(chain), () => null)
+
 /** How `RunFinished` shows the output of a run with the `output` option (none without it). */
 const outputEncoder = (options: unknown): OutputJson | undefined =>
   // Options from JavaScript may be anything: runCore reports them; here they only may hold an output.
   outputJson(isRecord(options) ? options.output : undefined)
 
-/** The `RunFinished` event of `outcome`, with the encoded output when there is one (the chain's document made when read). */
-const finished = (outcome: Outcome.AnyOk, encoder: OutputJson | undefined): Effect.Effect<RunEvent> => {
-  const fields = { _tag: "RunFinished", reason: outcome.reason, text: text(outcome.chain) } as const
-  if (encoder === undefined || outcome.output === undefined) return Effect.succeed(withDocument(fields, outcome.chain))
-  return Effect.map(
-    encoder(outcome.output),
-    (output) => output === undefined ? withDocument(fields, outcome.chain) : withDocument(fields, outcome.chain, { output })
-  )
+/** The `RunFinished` event of `outcome`, with the encoded output when there is one. */
+const finished = (outcome: Outcome.AnyOk, document: unknown, encoder: OutputJson | undefined): Effect.Effect<RunEvent> => {
+  const event = { _tag: "RunFinished", reason: outcome.reason, text: text(outcome.chain), chain: document } as const
+  if (encoder === undefined || outcome.output === undefined) return Effect.succeed(event)
+  return Effect.map(encoder(outcome.output), (output) => output === undefined ? event : { ...event, output })
 }
 
-/** A run reported to `observer`: started, then paused, finished or failed (with the chain's document, made when read). */
+/** A run reported to `observer`: started, then paused, finished or failed (with the chain). */
 const reported = <R>(
   chain: Chain,
   core: Effect.Effect<Outcome.Final, RunError, R>,
@@ -234,12 +234,14 @@ const reported = <R>(
   emitTo(observer, { _tag: "RunStarted", messages: chain.messages.length, runCount: chain.runCount }).pipe(
     Effect.andThen(core),
     Effect.tap((outcome) =>
-      outcome._tag === "Pause"
-        ? emitTo(observer, withDocument({ _tag: "RunPaused", reason: outcome.reason } as const, outcome.chain))
-        : Effect.flatMap(finished(outcome, encoder), (event) => emitTo(observer, event))
+      Effect.flatMap(documentOf(outcome.chain), (document) =>
+        outcome._tag === "Pause"
+          ? emitTo(observer, { _tag: "RunPaused", reason: outcome.reason, chain: document })
+          : Effect.flatMap(finished(outcome, document, encoder), (event) => emitTo(observer, event)))
     ),
     Effect.tapError((error) =>
-      emitTo(observer, withDocument({ _tag: "RunFailed", error: error.reason._tag, message: error.message } as const, error.chain))
+      Effect.flatMap(documentOf(error.chain), (document) =>
+        emitTo(observer, { _tag: "RunFailed", error: error.reason._tag, message: error.message, chain: document }))
     )
   )
 

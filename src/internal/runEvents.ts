@@ -183,12 +183,6 @@ export type ChainSummary = typeof ChainSummary.Type
  * With `Privacy.OmitContent` on it is a {@link ChainSummary} instead, and
  * the waiting calls of `reason` have `params: null`.
  *
- * In the events a run emits (here and in `RunFinished` and `RunFailed`),
- * the document is made when `chain` is first read, and is a plain field
- * from then on: a watcher that never reads it does not pay for encoding the
- * chain. It is enumerable and in the Schema's field order, so JSON, a
- * spread or `structuredClone` of the event holds the document.
- *
  * @category models
  * @since 0.1.0
  */
