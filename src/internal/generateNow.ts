@@ -19,6 +19,12 @@ type Generate = (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Respon
 /** The key of the eager form on a service (a symbol: no model's own field can be it). */
 const key: unique symbol = Symbol.for("loopwork/ChatModel/generateNow")
 
+/** The eager form, with the `generate` it stands for. */
+interface Form {
+  readonly generate: Generate
+  readonly now: Generate
+}
+
 /**
  * @internal `model` (a service the caller just made) given `now` as its
  * eager form: the same call with its run-time work done when it is called
@@ -26,13 +32,18 @@ const key: unique symbol = Symbol.for("loopwork/ChatModel/generateNow")
  */
 export const withGenerateNow = (model: ChatModel["Service"], now: Generate): ChatModel["Service"] =>
   // Not enumerable: a copy of the service (a spread) gets the suspended form only, as it should.
-  Object.defineProperty(model, key, { value: now })
+  Object.defineProperty(model, key, { value: { generate: model.generate, now } satisfies Form })
 
-/** @internal `model.generate(request)`, for a caller that runs the effect at once */
+/**
+ * @internal `model.generate(request)`, for a caller that runs the effect at
+ * once: the eager form when `model` has one for the `generate` it has now
+ * (a service whose `generate` was replaced in place, through a prototype or
+ * by a proxy gets its own `generate`)
+ */
 export const generateNow = (
   model: ChatModel["Service"],
   request: GenerateRequest
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const now = (model as { readonly [key]?: Generate })[key]
-  return now === undefined ? model.generate(request) : now(request)
+  const form = (model as { readonly [key]?: Form })[key]
+  return form !== undefined && form.generate === model.generate ? form.now(request) : model.generate(request)
 }

@@ -19,6 +19,12 @@ export type Turn = (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Res
 /** The key of the form on a service (a symbol: no model's own field can be it). */
 const key: unique symbol = Symbol.for("loopwork/ChatModel/streamedTurn")
 
+/** The form, with the `stream` it stands for. */
+interface Form {
+  readonly stream: ChatModel["Service"]["stream"]
+  readonly turn: Turn
+}
+
 /**
  * @internal `model` (a service the caller just made) given `turn`: the
  * parts its `stream` emits for a request, whole, with the same effects
@@ -26,7 +32,14 @@ const key: unique symbol = Symbol.for("loopwork/ChatModel/streamedTurn")
  */
 export const withStreamedTurn = (model: ChatModel["Service"], turn: Turn): ChatModel["Service"] =>
   // Not enumerable: a copy of the service (a spread) that changes `stream` does not keep a form that would bypass it.
-  Object.defineProperty(model, key, { value: turn })
+  Object.defineProperty(model, key, { value: { stream: model.stream, turn } satisfies Form })
 
-/** @internal the whole-turn form of `model`'s `stream`, when it has one */
-export const streamedTurn = (model: ChatModel["Service"]): Turn | undefined => (model as { readonly [key]?: Turn })[key]
+/**
+ * @internal the whole-turn form of `model`'s `stream`, when it has one for
+ * the `stream` it has now: a service whose `stream` was replaced in place,
+ * through a prototype or by a proxy is read through that stream
+ */
+export const streamedTurn = (model: ChatModel["Service"]): Turn | undefined => {
+  const form = (model as { readonly [key]?: Form })[key]
+  return form !== undefined && form.stream === model.stream ? form.turn : undefined
+}

@@ -2,14 +2,18 @@
  * A streamed answer that is whole when asked (streamedTurn.ts): the scripted
  * model hands its streamed parts over as one array, and `Chain.stream`
  * reports the same deltas from it. A wrapper that replaces the service's
- * `stream` (a spread copy) is read through its own stream, not the form it
- * did not keep, and so is a model that has no such form.
+ * `stream` — in a spread copy, in place, through a prototype or by a proxy —
+ * is read through its own stream, not the form it did not mean to keep, and
+ * so is a model that has no such form. The same for `generate` and its
+ * eager form (generateNow.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
-import { Response } from "effect/ai"
+import { Prompt, Response } from "effect/ai"
 import { Chain, ChatModel, Mode, type RunEvent } from "../../src/index.ts"
 import { streamedTurn } from "../../src/internal/streamedTurn.ts"
+import { generateNow } from "../../src/internal/generateNow.ts"
+import * as Budget from "../../src/ensemble/internal/budget.ts"
 import * as Parts from "../../src/internal/parts.ts"
 
 const finish = Parts.responseFinish("stop", Parts.usage({}))
@@ -70,4 +74,38 @@ describe("a streamed answer that is whole when asked", () => {
       })
       expect(yield* watched(plain)).toEqual({ deltas: ["One ", "two ", "three."], text: "One two three." })
     }))
+
+  /** Ways to replace a service's function without a spread. */
+  const replacing = {
+    "in place": <K extends "stream" | "generate">(inner: ChatModel.ChatModel["Service"], key: K, value: ChatModel.ChatModel["Service"][K]) =>
+      Object.assign(inner, { [key]: value }),
+    "through a prototype": <K extends "stream" | "generate">(inner: ChatModel.ChatModel["Service"], key: K, value: ChatModel.ChatModel["Service"][K]) =>
+      Object.create(inner, { [key]: { value, enumerable: true } }) as ChatModel.ChatModel["Service"],
+    "by a proxy": <K extends "stream" | "generate">(inner: ChatModel.ChatModel["Service"], key: K, value: ChatModel.ChatModel["Service"][K]) =>
+      new Proxy(inner, { get: (target, property, receiver) => property === key ? value : Reflect.get(target, property, receiver) })
+  } as const
+
+  it.effect.each(Object.keys(replacing) as ReadonlyArray<keyof typeof replacing>)("stream replaced %s: read through that stream", (how) =>
+    Effect.gen(function*() {
+      const wrapped = Layer.effect(ChatModel.ChatModel)(Effect.map(Effect.service(ChatModel.ChatModel), (inner) =>
+        replacing[how](inner, "stream", () => Stream.fromIterable(streamedText(["Wrapped ", "answer."]))))).pipe(
+          Layer.provide(scripted().layer)
+        )
+      const model = yield* Effect.provide(Effect.service(ChatModel.ChatModel), wrapped)
+      expect(streamedTurn(model)).toBeUndefined()
+      expect(yield* watched(wrapped)).toEqual({ deltas: ["Wrapped ", "answer."], text: "Wrapped answer." })
+    }))
+
+  it.effect.each(Object.keys(replacing) as ReadonlyArray<keyof typeof replacing>)(
+    "generate of a budget-counted model replaced %s: its own generate answers",
+    (how) =>
+      Effect.gen(function*() {
+        const inner = yield* Effect.provide(Effect.service(ChatModel.ChatModel), scripted().layer)
+        const counted = Budget.counted(Budget.make({ maxModelCalls: 5, maxDelegations: 0 }), inner)
+        const replaced = replacing[how](counted, "generate", () => Effect.succeed([Parts.responseText("Replaced."), finish]))
+        const request: ChatModel.GenerateRequest = { prompt: Prompt.make("Hi"), tools: [], toolChoice: "auto" }
+        const parts = yield* generateNow(replaced, request)
+        expect(parts.flatMap((part) => part.type === "text" ? [part.text] : [])).toEqual(["Replaced."])
+      })
+  )
 })
