@@ -103,7 +103,7 @@ describe("Chain.stream: the chain's document in the last event", () => {
 
   it.effect("a snapshot: a context changed after the event leaves its document as it was", () =>
     Effect.gen(function*() {
-      const context: Record<string, unknown> = { ticket: "T-1" }
+      const context: Record<string, string> = { ticket: "T-1" }
       const last = yield* Chain.stream(Chain.make({ user: "Hi", context }), { mode: Mode.whileNeedsResponse }).pipe(
         Stream.runLast,
         Effect.provide(ChatModel.scripted([{ text: "Hello." }]).layer)
