@@ -15,9 +15,11 @@
  * same delegation ids); and a structured output is given as its
  * `outputType`'s JSON encoding (a workflow's result is stored as JSON).
  * Delegation records and worker outputs are listed by when each delegation
- * ended, a replay too; a child workflow that dies (a defect, an engine
- * error) fails its work as a failing worker does (for a delegation, a
- * FAILURE record, credentials redacted).
+ * ended, a replay too; a child workflow that dies (a defect) fails its
+ * work as a failing worker does (for a delegation, a FAILURE record,
+ * credentials redacted), while an error of the engine or its storage when
+ * the parent starts a child or reads its result fails the delegating task
+ * as a defect does, recorded nowhere, so a replay cannot contradict it.
  *
  * @stability unstable (effect/workflow and effect/cluster are)
  * @since 0.1.0

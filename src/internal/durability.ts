@@ -12,7 +12,7 @@
  *
  * @internal
  */
-import { Context, type Effect } from "effect"
+import { type Cause, Context, type Effect } from "effect"
 import type { ChatModelError } from "../ChatModel.ts"
 import type { ToolCall } from "../ToolCall.ts"
 import type { Turn } from "./turn.ts"
@@ -26,8 +26,15 @@ export interface Durability {
    * step pauses with `StopRequested` instead).
    */
   readonly modelCall: (call: Effect.Effect<Turn, ChatModelError>) => Effect.Effect<Turn | undefined, ChatModelError>
-  /** Runs (or replays) one run of `call`'s handler; `run` never fails. */
+  /** Runs (or replays) one run of `call`'s handler; `run` never fails but with a cause `fatal` names. */
   readonly toolCall: (call: ToolCall, run: Effect.Effect<StoredOutcome>) => Effect.Effect<StoredOutcome>
+  /**
+   * Whether `cause`, with which the handler of `call` ended, is not the
+   * call's outcome but the body's end: it goes on as it is, instead of
+   * failing the call (a durable ensemble's delegation tool whose engine or
+   * storage failed). Absent: every end is the call's.
+   */
+  readonly fatal?: ((call: ToolCall, cause: Cause.Cause<unknown>) => boolean) | undefined
 }
 
 /**

@@ -1,13 +1,18 @@
 /**
  * A delegation whose child workflow dies — its body with a defect it did not
- * catch, or the engine when the parent starts it — fails as a failing
- * worker does: a FAILURE record whose error says what happened (credentials
- * redacted), and the manager gets the tool's failure and goes on, its
- * records, constraints and budgets as they were. On the memory engine,
- * wrapped to die where a real engine or its storage could.
+ * catch, or the parent's start of it with a defect that is not the engine's
+ * — fails as a failing worker does: a FAILURE record whose error says what
+ * happened (credentials redacted), and the manager gets the tool's failure
+ * and goes on, its records, constraints and budgets as they were. An error
+ * of the engine or its storage (effect's cluster, SQL and RPC errors) when
+ * the parent starts the child is not the child's answer: the parent dies
+ * with it, as on any engine error, and no recorded turn answers a failure a
+ * replay would not see. On the memory engine, wrapped to die where a real
+ * engine or its storage could.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
+import { ClusterError } from "effect/cluster"
 import { WorkflowEngine } from "effect/workflow"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, type Delegation, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
@@ -24,10 +29,11 @@ const roleOf = (payload: unknown): unknown =>
 
 /**
  * The memory engine, except that the researcher's delegation dies: in its
- * child's body (`"body"`), or in the engine when the parent starts it
- * (`"start"`). Bodies run with this engine, so their children start through it.
+ * child's body (`"body"`), or when the parent starts it, with a plain
+ * defect (`"start"`) or with the engine's storage error (`"engine"`).
+ * Bodies run with this engine, so their children start through it.
  */
-const dying = (name: string, where: "body" | "start") =>
+const dying = (name: string, where: "body" | "start" | "engine") =>
   Layer.effect(WorkflowEngine.WorkflowEngine)(Effect.gen(function*() {
     const engine = yield* WorkflowEngine.WorkflowEngine
     const doomed = (workflow: { readonly _tag: string }, payload: unknown) =>
@@ -38,7 +44,9 @@ const dying = (name: string, where: "body" | "start") =>
           ? Effect.die(defect())
           : Effect.provideService(execute(payload, id), WorkflowEngine.WorkflowEngine, wrapped))
     const execute = ((workflow, options) =>
-      where === "start" && doomed(workflow, options.payload) ? Effect.die(defect()) : engine.execute(workflow, options)) as typeof engine.execute
+      where !== "body" && doomed(workflow, options.payload)
+        ? Effect.die(where === "start" ? defect() : new ClusterError.PersistenceError({ cause: defect() }))
+        : engine.execute(workflow, options)) as typeof engine.execute
     const wrapped = WorkflowEngine.WorkflowEngine.of({ ...engine, register, execute })
     return wrapped
   })).pipe(Layer.provide(WorkflowEngine.layerMemory))
@@ -103,5 +111,32 @@ describe("DurableEnsemble: a delegation whose child dies", () => {
       expect(announced).toHaveLength(1)
       expect(announced[0]).toMatchObject({ _tag: "DelegationFailed", workerRole: "Researcher", delegatingRole: "Manager" })
       expect(JSON.stringify(events)).not.toContain(secret)
+    }))
+
+  it.effect("an engine error when the parent starts it: not the worker's answer; the manager's task fails with it, recorded nowhere", () =>
+    Effect.gen(function*() {
+      const researcher = yield* Agent.make({ role: "Researcher", goal: "Find facts" })
+      const writer = yield* Agent.make({ role: "Writer", goal: "Write" })
+      const tasks = yield* Effect.all([
+        Task.make({ description: "Research", expectedOutput: "Facts", agent: researcher }),
+        Task.make({ description: "Write", expectedOutput: "Essay", agent: writer })
+      ])
+      const ensemble = yield* Ensemble.make({ agents: [researcher, writer], tasks, workflow: "HIERARCHICAL", maxDelegations: 2 })
+      const name = "DiedEngine"
+      const W = DurableEnsemble.workflow(name, ensemble)
+      const events: Array<EnsembleEvent.EnsembleEvent> = []
+      const sink = Layer.succeed(EnsembleEvent.Sink, { publish: (event) => Effect.sync(() => void events.push(event)) })
+      const scripted = model()
+      const live = DurableEnsemble.layer(W).pipe(Layer.provideMerge(dying(name, "engine")), Layer.provide([scripted.layer, sink]))
+      const exit = yield* Effect.provide(Effect.exit(W.execute({ id: "x1", inputs: {} })), live)
+
+      if (Exit.isSuccess(exit)) throw new Error(`the run succeeded: ${JSON.stringify(exit.value.delegations)}`)
+      const error = Option.getOrThrow(Exit.findErrorOption(exit))
+      expect(error._tag).toBe("TaskExecutionError")
+      expect(error.message).toContain("unexpected error: ~effect/cluster/ClusterError/PersistenceError: lost the connection to postgres://")
+      expect(JSON.stringify(error)).not.toContain(secret)
+      // The manager was never answered with a worker's failure: one model call, its own, and no failure recorded.
+      expect(scripted.calls).toBe(1)
+      expect(events.filter((event) => event._tag === "DelegationFailed")).toEqual([])
     }))
 })

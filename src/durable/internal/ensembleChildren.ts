@@ -19,6 +19,7 @@ import { Place } from "../../ensemble/internal/recordOrder.ts"
 import { TaskFailure } from "../../ensemble/internal/runTask.ts"
 import { Usage } from "../../ensemble/internal/usage.ts"
 import { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { isEngineError } from "./engineError.ts"
 
 /** A count of tool calls as stored with a child's result: a whole number, never below 0 (stored data is not trusted). */
 const ToolCallCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -135,15 +136,21 @@ export const diedReason = (workflow: string, defect: unknown): string =>
 
 /**
  * @internal the end of a child workflow (`run`, its start and its result)
- * as the ensemble's: its failure as `failureOf`, and a defect — the child's
- * (a defect its body did not catch) or the engine's when starting it or
- * reading its result — as a failure too (see `diedReason`), so the caller
- * records it as a failing worker's and goes on. Interruption, which is also
- * how a workflow suspends, goes on as it was.
+ * as the ensemble's: its failure as `failureOf`, and a child that died (a
+ * defect its body did not catch, read back as its result) as a failure too
+ * (see `diedReason`), so the caller records it as a failing worker's and
+ * goes on. An error of the engine or its storage while this body starts
+ * the child or reads its result is not the child's answer: it goes on as
+ * a defect of this body, as on any engine error in a workflow, so no
+ * recorded turn answers a failure that a replay, finding the child's
+ * result, would not see. Interruption, which is also how a workflow
+ * suspends, goes on as it was.
  */
 export const settled = <A, R>(workflow: string, run: Effect.Effect<A, TaskFailed, R>): Effect.Effect<A, TaskFailure, R> =>
   Effect.catchCause(run, (cause) => {
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const found = Cause.findError(cause)
-    return Effect.fail(found._tag === "Success" ? failureOf(found.success) : new TaskFailure(diedReason(workflow, Cause.squash(cause))))
+    if (found._tag === "Success") return Effect.fail(failureOf(found.success))
+    const defect = Cause.squash(cause)
+    return isEngineError(defect) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(new TaskFailure(diedReason(workflow, defect)))
   })

@@ -185,7 +185,8 @@ const settleOutcome = (
 
 /**
  * One run of the handler through the run's durability: its outcome, as
- * recorded (or replayed) and revived.
+ * recorded (or replayed) and revived; an end the durability calls fatal
+ * goes on as it is.
  */
 const durableOutcome = (
   durability: Durability,
@@ -198,7 +199,8 @@ const durableOutcome = (
   const run = Effect.suspend(() => {
     const cell: CallCell = { directReturn: false }
     return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
-      onFailure: (cause) => (released(cell), failedOutcome(entry, call, cause)),
+      onFailure: (cause) =>
+        (released(cell), durability.fatal?.(call, cause) === true ? Effect.failCause(cause as Cause.Cause<never>) : failedOutcome(entry, call, cause)),
       onSuccess: (result) =>
         (released(cell), Effect.match(entry.encodeSuccess(result), {
           onFailure: (issue) => mismatched(call, result, issue),
