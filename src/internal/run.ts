@@ -9,6 +9,7 @@ import { Context, Effect, Stream } from "effect"
 import type { Tool } from "effect/ai"
 import type { ChatModel } from "../ChatModel.ts"
 import * as Step from "../Step.ts"
+import { limitsOf } from "./steps/callLlm.ts"
 import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
 import { CurrentCall, Slot } from "./directReturn.ts"
@@ -153,7 +154,7 @@ const runCore = <R, O extends Options>(
   const output = (options as { readonly output?: unknown }).output
   return output === undefined
     ? runMode(erased, options)
-    : structuredRun(erased, output, (chain) => runMode(chain, options)) as Effect.Effect<Outcome.Final, RunError, R>
+    : structuredRun(erased, output, (chain) => runMode(chain, options), limitsOf(options)) as Effect.Effect<Outcome.Final, RunError, R>
 }
 
 /** The mode's run on a checked chain, its outcome as `run` gives it. */

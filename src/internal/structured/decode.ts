@@ -7,6 +7,10 @@
  * @internal
  */
 import { Effect, Schema } from "effect"
+import { defaultLimits } from "../arrival.ts"
+import { messageOf } from "../describe.ts"
+import * as JsonBounds from "../jsonBounds.ts"
+import { redactSecrets } from "../redact.ts"
 
 /** The end of the balanced `{…}` or `[…]` starting at `start` (strings respected), or -1. */
 const balancedEnd = (text: string, start: number): number => {
@@ -69,13 +73,16 @@ const parseMessage = (error: unknown): string => error instanceof Error ? error.
 
 /**
  * @internal `text` decoded by `schema`: its JSON (passed through `unwrap`)
- * when it has some, else the text itself (a string Schema); fails with the
- * decode error's message
+ * when it has some and it is within `limits` (the run's tool-argument
+ * limits: an answer given as text is held to what the same answer given as
+ * a final-answer tool's arguments would be), else the text itself (a string
+ * Schema); fails with the decode error's message
  */
 export const decodeText = (
   schema: Schema.Codec<unknown, unknown>,
   text: string,
-  unwrap: (json: unknown) => unknown = (json) => json
+  unwrap: (json: unknown) => unknown = (json) => json,
+  limits: JsonBounds.Limits = defaultLimits
 ): Effect.Effect<unknown, string> => {
   let json: unknown
   try {
@@ -86,7 +93,9 @@ export const decodeText = (
       Effect.mapError(() => `not valid JSON (${parseMessage(error)})`)
     )
   }
-  return decodeValue(schema, unwrap(json))
+  const value = unwrap(json)
+  const problem = JsonBounds.check(value, limits)
+  return problem === undefined ? decodeValue(schema, value) : Effect.fail(`the answer is ${JsonBounds.describe(problem)}`)
 }
 
 /** Each schema's JSON decoder, made once (`Schema.toCodecJson` builds a new schema). */
@@ -106,6 +115,13 @@ const jsonDecoder = (schema: Schema.Codec<unknown, unknown>) => {
   return decoder
 }
 
-/** @internal `value` (JSON) decoded by `schema`'s JSON codec; fails with the decode error's message */
+/**
+ * @internal `value` (JSON) decoded by `schema`'s JSON codec; fails with the
+ * decode error's message, and with what a schema that throws or dies said
+ * (credentials redacted): the model's answer, not the run, is what failed
+ */
 export const decodeValue = (schema: Schema.Codec<unknown, unknown>, value: unknown): Effect.Effect<unknown, string> =>
-  jsonDecoder(schema)(value).pipe(Effect.mapError((error) => error.message))
+  Effect.suspend(() => jsonDecoder(schema)(value)).pipe(
+    Effect.mapError((error) => error.message),
+    Effect.catchDefect((defect) => Effect.fail(`the output's schema failed on this answer: ${redactSecrets(messageOf(defect))}`))
+  )

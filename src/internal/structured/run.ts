@@ -19,6 +19,7 @@ import { isStructuredOutput, make, type OutputSchema, type StructuredOutput } fr
 import { type Chain, text } from "../chain.ts"
 import { addUser } from "../chainInput.ts"
 import { decodeText, decodeValue } from "./decode.ts"
+import type { Limits } from "../jsonBounds.ts"
 
 /** One run of the mode on `chain` (the caller's options, without `output`). */
 type RunOnce<R> = (chain: Chain) => Effect.Effect<Outcome.Final, RunError, R>
@@ -81,11 +82,16 @@ export const outputOf = (spec: unknown): StructuredOutput<unknown> | InvalidInpu
   return output instanceof InvalidInput ? output : output.problem ?? output
 }
 
-/** @internal a run with `output`: answers decoded (and re-asked) until one decodes or the re-asks run out */
+/**
+ * @internal a run with `output`: answers decoded (and re-asked) until one
+ * decodes or the re-asks run out; an answer given as text is held to
+ * `limits`, the run's tool-argument limits
+ */
 export const structuredRun = <R>(
   chain: Chain,
   spec: unknown,
-  runOnce: RunOnce<R>
+  runOnce: RunOnce<R>,
+  limits: Limits
 ): Effect.Effect<Outcome.Final, RunError, R | ChatModel> => {
   const output = outputOf(spec)
   if (output instanceof InvalidInput) return Effect.fail(new RunError({ reason: output, chain }))
@@ -94,7 +100,7 @@ export const structuredRun = <R>(
     const attempts: Attempts = { failed: 0 }
     if (native) {
       const format: ResponseFormat = { name: output.name, description: output.description, schema: output.jsonSchema, strict: output.strict }
-      const asked = attempt(chain, chain, output, attempts, runOnce, false)
+      const asked = attempt(chain, chain, output, attempts, runOnce, false, limits)
       return Effect.provideService(asked, ChatModel, withFormat(model, format)) as Effect.Effect<Outcome.Final, RunError, R>
     }
     if (Object.hasOwn(chain.toolkit.tools, output.name)) {
@@ -110,7 +116,7 @@ export const structuredRun = <R>(
       Object.fromEntries([[output.name, finalHandler(output, attempts)]]) as never
     )
     const withTool = chain.copy({ toolkit: Toolkit.merge(chain.toolkit, Toolkit.make(tool)) })
-    const asked = attempt(chain, withTool, output, attempts, runOnce, true)
+    const asked = attempt(chain, withTool, output, attempts, runOnce, true, limits)
     return Effect.provide(asked, handlers) as Effect.Effect<Outcome.Final, RunError, R>
   })
 }
@@ -122,7 +128,8 @@ const attempt = <R>(
   output: StructuredOutput<unknown>,
   attempts: Attempts,
   runOnce: RunOnce<R>,
-  viaTool: boolean
+  viaTool: boolean,
+  limits: Limits
 ): Effect.Effect<Outcome.Final, RunError, R> => {
   const restore = (chain: Chain): Chain => chain.toolkit === original.toolkit ? chain : chain.copy({ toolkit: original.toolkit })
   return runOnce(current).pipe(
@@ -133,7 +140,7 @@ const attempt = <R>(
         ? outcome.extra.find((result) => result.name === output.name && !result.isFailure)
         : undefined
       const raw = called === undefined ? text(outcome.chain) : JSON.stringify(called.result) ?? "null"
-      const decoded = called === undefined ? decodeText(output.schema, raw, (json) => unwrap(output, json)) : decodeValue(output.schema, unwrap(output, called.result))
+      const decoded = called === undefined ? decodeText(output.schema, raw, (json) => unwrap(output, json), limits) : decodeValue(output.schema, unwrap(output, called.result))
       return Effect.matchEffect(decoded, {
         onSuccess: (value) => Effect.succeed(new Outcome.Ok(restore(outcome.chain), outcome.reason, outcome.extra, value) as Outcome.AnyOk),
         onFailure: (error) => {
@@ -144,7 +151,7 @@ const attempt = <R>(
             const reason = new OutputInvalid({ raw, error: bounded(error), attempts: failed })
             return Effect.fail(new RunError({ reason, chain: restore(outcome.chain) }))
           }
-          return attempt(original, addUser(reAsk(output, viaTool, error))(outcome.chain), output, attempts, runOnce, viaTool)
+          return attempt(original, addUser(reAsk(output, viaTool, error))(outcome.chain), output, attempts, runOnce, viaTool, limits)
         }
       })
     })
