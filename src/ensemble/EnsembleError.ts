@@ -20,6 +20,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { redactSecrets } from "../internal/redact.ts"
 import { DelegationRecord } from "./Delegation.ts"
 import { TaskOutput } from "./TaskOutput.ts"
 
@@ -60,7 +61,7 @@ export class PromptTemplateError extends Schema.TaggedError<PromptTemplateError>
 }) {
   override get message(): string {
     const shown = this.template.length > 100 ? `${this.template.slice(0, 100)}…` : this.template
-    return `Missing template variables: [${this.missing.join(", ")}]. Provide them in run(inputs). Template: '${shown}'`
+    return redactSecrets(`Missing template variables: [${this.missing.join(", ")}]. Provide them in run(inputs). Template: '${shown}'`)
   }
 }
 
@@ -94,7 +95,7 @@ export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()
   delegations: Schema.optionalKey(Schema.Array(DelegationRecord))
 }) {
   override get message(): string {
-    return `Task '${this.taskDescription}' (agent '${this.agentRole}') failed: ${this.reason}`
+    return redactSecrets(`Task '${this.taskDescription}' (agent '${this.agentRole}') failed: ${this.reason}`)
   }
 }
 
@@ -130,7 +131,7 @@ export class ParallelExecutionError extends Schema.TaggedError<ParallelExecution
     const skipped = this.skipped.length === 0
       ? ""
       : `; skipped because a task they depend on failed: ${this.skipped.map((d) => `'${d}'`).join(", ")}`
-    return `${this.failures.length} task(s) failed: ${failed}${skipped}`
+    return redactSecrets(`${this.failures.length} task(s) failed: ${failed}${skipped}`)
   }
 }
 

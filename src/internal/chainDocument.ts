@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import { Prompt } from "effect/ai"
 import { CallState, ToolCall, ToolResultEncoded } from "../ToolCall.ts"
 import { ModelResponse } from "./chain.ts"
+import { redactSecrets } from "./redact.ts"
 import type * as Signature from "./signature.ts"
 
 /**
@@ -87,7 +88,8 @@ export class ChainCodecError extends Schema.TaggedError<ChainCodecError>()("Chai
   reason: Schema.String
 }) {
   override get message(): string {
-    return `Cannot ${this.operation} chain: ${this.reason}`
+    // The reason may quote the document (a wrong format or version, V8's JSON error): credentials redacted.
+    return redactSecrets(`Cannot ${this.operation} chain: ${this.reason}`)
   }
 }
 
