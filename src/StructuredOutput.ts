@@ -307,7 +307,25 @@ export const make = <S extends OutputSchema>(schema: S, options: Options = {}): 
  * @since 0.3.0
  */
 export const isStructuredOutput = (u: unknown): u is StructuredOutput<unknown> =>
-  typeof u === "object" && u !== null && Object.hasOwn(u, TypeId)
+  typeof u === "object" && u !== null && Object.hasOwn(u, TypeId) &&
+  ((u as { readonly problem?: unknown }).problem instanceof InvalidInput || hasOutputFields(u as Partial<Record<keyof StructuredOutput<unknown>, unknown>>))
+
+/**
+ * Whether the fields the loop reads have their types (or `make` found a
+ * problem, which the run reports): a value parsed from JSON that carries
+ * the marker key is no `StructuredOutput` (its `schema` cannot be a Schema,
+ * nor its `problem` an `InvalidInput`), and is refused like any other bad
+ * `output`.
+ */
+const hasOutputFields = (u: Partial<Record<keyof StructuredOutput<unknown>, unknown>>): boolean =>
+  Schema.isSchema(u.schema) &&
+  typeof u.name === "string" &&
+  typeof u.description === "string" &&
+  typeof u.strategy === "string" &&
+  typeof u.retries === "number" &&
+  typeof u.jsonSchema === "object" && u.jsonSchema !== null &&
+  typeof u.wrapped === "boolean" &&
+  typeof u.strict === "boolean"
 
 /**
  * `jsonSchema` in OpenAI's strict form — every object's properties all

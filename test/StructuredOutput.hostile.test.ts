@@ -3,12 +3,13 @@
  * nested deeper than the run's tool-argument limits is refused like an
  * answer that does not decode (re-asked, then `OutputInvalid`), for a
  * recursive schema and for `Unknown` alike, in a run and in an ensemble
- * task; and a schema whose transform throws fails the answer, not the run,
- * as it already did for an answer given through the final-answer tool.
+ * task; a schema whose transform throws fails the answer, not the run,
+ * as it already did for an answer given through the final-answer tool; and
+ * an `output` parsed from JSON that carries the marker key is refused.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema, SchemaTransformation } from "effect"
-import { Chain, ChatModel, Mode, StructuredOutput } from "../src/index.ts"
+import { Chain, ChatModel, LoopError, Mode, StructuredOutput } from "../src/index.ts"
 import { Agent, Ensemble, Task } from "../src/ensemble/index.ts"
 
 interface Tree {
@@ -97,5 +98,22 @@ describe("StructuredOutput: a schema whose transform throws", () => {
       const error = (reason as { readonly error: string }).error
       expect(error).toMatch(/^the output's schema failed on this answer: transform failed on x/)
       expect(error).not.toContain("sk-proj-AAAABBBBCCCCDDDDEEEE1234")
+    }))
+})
+
+describe("StructuredOutput: an output option from JavaScript", () => {
+  it.effect("parsed from JSON with the marker key: InvalidInput before any model call, never a TypeError", () =>
+    Effect.gen(function*() {
+      const forged = JSON.parse("{\"~loopwork/StructuredOutput\":\"~loopwork/StructuredOutput\",\"retries\":1}")
+      expect(StructuredOutput.isStructuredOutput(forged)).toBe(false)
+      const model = ChatModel.scripted([{ text: "x" }])
+      const exit = yield* Effect.exit(
+        Chain.run(Chain.make({ user: "Answer" }), { mode: Mode.whileNeedsResponse, output: forged }).pipe(Effect.provide(model.layer))
+      )
+      expect(reasonOf(exit)).toBeInstanceOf(LoopError.InvalidInput)
+      expect(model.calls).toBe(0)
+      // A copy of a real one (a spread) is still one.
+      const real = StructuredOutput.make(Schema.Struct({ a: Schema.String }))
+      expect(StructuredOutput.isStructuredOutput({ ...real, retries: 3 })).toBe(true)
     }))
 })

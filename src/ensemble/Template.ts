@@ -10,11 +10,16 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { PromptTemplateError } from "./EnsembleError.ts"
+import { PromptTemplateError, ValidationError } from "./EnsembleError.ts"
 import * as Engine from "./internal/template.ts"
 
+/** What is wrong with a template from JavaScript that is not a string. */
+const notText = (template: unknown): ValidationError =>
+  new ValidationError({ message: `A template must be a string (got ${template === null ? "null" : typeof template})` })
+
 /**
- * The variable names a template uses, in order of first use.
+ * The variable names a template uses, in order of first use. A template
+ * that is not a string (from JavaScript) throws a `ValidationError`.
  *
  * @example
  * ```ts
@@ -26,15 +31,24 @@ import * as Engine from "./internal/template.ts"
  * @category utils
  * @since 0.1.0
  */
-export const variables = (template: string): ReadonlyArray<string> => [...Engine.variables(template)]
+export const variables = (template: string): ReadonlyArray<string> => {
+  if (typeof template !== "string") throw notText(template)
+  return [...Engine.variables(template)]
+}
 
-/** The inputs as a `Map` of their own string keys. */
-const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>): ReadonlyMap<string, string> =>
-  inputs instanceof Map ? inputs : new Map(Object.entries(inputs as Readonly<Record<string, string>>))
+/** The inputs as a `Map` of their own string keys; `undefined` for inputs that are neither a record nor a `Map`. */
+const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>): ReadonlyMap<string, string> | undefined =>
+  inputs instanceof Map
+    ? inputs
+    : typeof inputs === "object" && inputs !== null && !Array.isArray(inputs)
+    ? new Map(Object.entries(inputs as Readonly<Record<string, string>>))
+    : undefined
 
 /**
  * Fills a template from a record or a `Map` of inputs; fails with
- * `PromptTemplateError` listing every missing variable.
+ * `PromptTemplateError` listing every missing variable, and with a
+ * `ValidationError` for a template or inputs of the wrong type (from
+ * JavaScript).
  *
  * @example
  * ```ts
@@ -50,8 +64,12 @@ const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, st
 export const resolve = (
   template: string,
   inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>
-): Effect.Effect<string, PromptTemplateError> => {
+): Effect.Effect<string, PromptTemplateError | ValidationError> => {
+  if (typeof template !== "string") return Effect.fail(notText(template))
   const values = asMap(inputs)
+  if (values === undefined) {
+    return Effect.fail(new ValidationError({ message: "Template inputs must be a record or a Map of strings" }))
+  }
   const missing = variables(template).filter((name) => !values.has(name))
   if (missing.length > 0) return Effect.fail(new PromptTemplateError({ missing, template }))
   return Effect.succeed(Engine.fill(template, values))

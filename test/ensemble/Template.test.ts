@@ -99,7 +99,7 @@ describe("Template.resolve", () => {
     Effect.gen(function*() {
       const error = yield* Effect.flip(Template.resolve("Use {a}, {b} and {c}", { b: "given" }))
       expect(error).toBeInstanceOf(EnsembleError.PromptTemplateError)
-      expect(error._tag).toBe("PromptTemplateError")
+      if (error._tag !== "PromptTemplateError") throw error
       expect(error.missing).toEqual(["a", "c"])
       expect(error.template).toBe("Use {a}, {b} and {c}")
       expect(error.message).toBe(
@@ -110,7 +110,7 @@ describe("Template.resolve", () => {
   it.effect("an inherited property is not an input (only own keys count)", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Template.resolve("{toString}", {}))
-      expect(error.missing).toEqual(["toString"])
+      expect(error._tag === "PromptTemplateError" && error.missing).toEqual(["toString"])
     }))
 
   it.effect("a long template is cut at 100 characters in the message", () =>
@@ -278,4 +278,23 @@ describe("Ensemble.run templates", () => {
       expect(output.raw).toBe("done")
       expect(model.calls).toBe(1)
     }))
+
+  describe("wrong types from JavaScript: typed errors, never a TypeError", () => {
+    it.effect.each([
+      { name: "inputs null", template: "Research {topic}", inputs: null },
+      { name: "inputs a string", template: "Research {topic}", inputs: "topic" },
+      { name: "inputs an array", template: "Research {topic}", inputs: ["topic"] },
+      { name: "a template that is a number", template: 5, inputs: {} },
+      { name: "a template that is undefined", template: undefined, inputs: {} }
+    ])("resolve with $name: ValidationError", ({ inputs, template }) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(Template.resolve(template as never, inputs as never))
+        expect(error).toBeInstanceOf(EnsembleError.ValidationError)
+      }))
+
+    it("variables of a template that is not a string throws a ValidationError", () => {
+      expect(() => Template.variables(5 as never)).toThrow(EnsembleError.ValidationError)
+      expect(() => Template.variables(null as never)).toThrow("A template must be a string (got null)")
+    })
+  })
 })
