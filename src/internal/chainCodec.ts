@@ -8,6 +8,7 @@
 import { Effect, Schema } from "effect"
 import { Prompt, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
+import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import * as MessageCodec from "./messageCodec.ts"
@@ -113,7 +114,12 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
     })
   )
   if (signingKey === undefined) return encoded
-  return Effect.map(encoded, (document) => ({ ...document, signature: Signature.sign(document, signingKey) }))
+  return Effect.map(encoded, (document) => {
+    // Signed as stored: a -0 (a model may send one) is the 0 that JSON.stringify writes, so the
+    // document kept as an object verifies as its JSON text does.
+    const stored = holdsNegativeZero(document) ? JSON.parse(JSON.stringify(document)) as typeof document : document
+    return { ...stored, signature: Signature.sign(stored, signingKey) }
+  })
 }
 
 /** Everything but the messages, through the Schema. */

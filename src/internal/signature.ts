@@ -6,7 +6,7 @@
  * The signature covers the document's canonical JSON: keys sorted at every
  * level, no whitespace, numbers as `JSON.stringify` writes them. A store that
  * reorders keys (PostgreSQL `jsonb`) keeps the signature valid; any change of
- * a value breaks it.
+ * a value breaks it, `0` to `-0` included.
  *
  * @internal
  */
@@ -48,19 +48,21 @@ export const keyProblem = (key: unknown): string | undefined => {
   return length < minKeyBytes ? `the signing key has ${length} bytes; use at least ${minKeyBytes} random bytes` : undefined
 }
 
-const signatureOf = (document: object, key: Key): Buffer =>
-  createHmac("sha256", bytesOf(key)).update(canonical(document), "utf8").digest()
+/** The HMAC of `document`'s canonical JSON, its `-0`s written as `negativeZero` (see `canonical`). */
+const signatureOf = (document: object, key: Key, negativeZero: "0" | "-0"): Buffer =>
+  createHmac("sha256", bytesOf(key)).update(canonical(document, negativeZero), "utf8").digest()
 
 /**
  * The signature of `document` (without its `signature` field).
  *
  * @internal
  */
-export const sign = (document: object, key: Key): string => scheme + signatureOf(document, key).toString("base64url")
+export const sign = (document: object, key: Key): string => scheme + signatureOf(document, key, "0").toString("base64url")
 
 /**
  * Whether `signature` is `document`'s signature under `key` (compared in
- * constant time).
+ * constant time). A document read back holds `-0` only if someone wrote it
+ * by hand (`JSON.stringify` writes `0`): it does not verify.
  *
  * @internal
  */
@@ -68,5 +70,5 @@ export const verify = (document: object, signature: unknown, key: Key): boolean 
   if (typeof signature !== "string" || !signature.startsWith(scheme)) return false
   const encoded = signature.slice(scheme.length)
   if (!/^[A-Za-z0-9_-]{43}$/.test(encoded)) return false
-  return timingSafeEqual(Buffer.from(encoded, "base64url"), signatureOf(document, key))
+  return timingSafeEqual(Buffer.from(encoded, "base64url"), signatureOf(document, key, "-0"))
 }

@@ -454,6 +454,29 @@ describe("signed documents", () => {
       }))
   }
 
+  it.effect("a 0 changed to -0 in the stored text → ChainCodecError (JSON.stringify never writes -0)", () =>
+    Effect.gen(function*() {
+      const text = JSON.stringify(signedDocument)
+      expect(text).toContain("\"failureCount\":0")
+      const error = yield* Chain.decode(text.replace("\"failureCount\":0", "\"failureCount\":-0"), { toolkit, signingKey }).pipe(Effect.flip)
+      expect(error.message).toMatch(/signature does not verify/)
+    }))
+
+  it.effect("a chain holding -0 (a model may send one) is signed as stored: its text and its object both verify", () =>
+    Effect.gen(function*() {
+      const Pay = Tool.make("pay", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
+      const payKit = Toolkit.make(Pay)
+      const model = ChatModel.scripted([{ toolCalls: [{ id: "p1", name: "pay", params: { amount: -0 } }] }])
+      const paused = yield* Chain.run(Chain.make({ user: "Pay nothing", toolkit: payKit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([model.layer, payKit.toLayer({ pay: () => Effect.succeed("paid") })])
+      )
+      const document = yield* Chain.encode(paused.chain, { signingKey })
+      for (const stored of [JSON.stringify(document), structuredClone(document)]) {
+        const chain = yield* Chain.decode(stored, { toolkit: payKit, signingKey })
+        expect(Approval.pending(chain).map((call) => call.id)).toEqual(["p1"])
+      }
+    }))
+
   it.effect("signed with another key → ChainCodecError", () =>
     Effect.gen(function*() {
       const error = yield* Chain.decode(JSON.stringify(signedDocument), { toolkit, signingKey: otherKey }).pipe(Effect.flip)
