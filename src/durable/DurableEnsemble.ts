@@ -15,11 +15,11 @@
  * same delegation ids); and a structured output is given as its
  * `outputType`'s JSON encoding (a workflow's result is stored as JSON).
  * Delegation records and worker outputs are listed by when each delegation
- * ended, a replay too; a child workflow that dies (a defect) fails its
- * work as a failing worker does (for a delegation, a FAILURE record,
- * credentials redacted), while an error of the engine or its storage when
- * the parent starts a child or reads its result fails the delegating task
- * as a defect does, recorded nowhere, so a replay cannot contradict it.
+ * ended, a replay too. A task's child workflow that dies (a defect, or the
+ * engine failing to start it or read its result) fails the task; a
+ * delegation's fails the delegating agent's task as a defect does (no
+ * FAILURE record, and no recorded turn of the delegating agent answers it,
+ * so a replay cannot contradict it).
  *
  * @stability unstable (effect/workflow and effect/cluster are)
  * @since 0.1.0

@@ -31,8 +31,8 @@ export interface Durability {
   /**
    * Whether `cause`, with which the handler of `call` ended, is not the
    * call's outcome but the body's end: it goes on as it is, instead of
-   * failing the call (a durable ensemble's delegation tool whose engine or
-   * storage failed). Absent: every end is the call's.
+   * failing the call (a durable ensemble's delegation tool that died: its
+   * child died, or the engine failed). Absent: every end is the call's.
    */
   readonly fatal?: ((call: ToolCall, cause: Cause.Cause<unknown>) => boolean) | undefined
 }

@@ -1,21 +1,20 @@
 /**
  * A delegation whose child workflow dies — its body with a defect it did not
- * catch, or the parent's start of it with a defect that is not the engine's
- * — fails as a failing worker does: a FAILURE record whose error says what
- * happened (credentials redacted), and the manager gets the tool's failure
- * and goes on, its records, constraints and budgets as they were. An error
- * of the engine or its storage (effect's cluster, SQL and RPC errors) when
- * the parent starts the child is not the child's answer: the parent dies
- * with it, as on any engine error, and no recorded turn answers a failure a
- * replay would not see. On the memory engine, wrapped to die where a real
- * engine or its storage could.
+ * catch, or the parent's start of it with a plain defect or the engine's
+ * storage error — fails the delegating agent's task as a defect does: no
+ * FAILURE record, and the manager's model is not told (a recorded turn
+ * answering the failure could be contradicted by a replay that finds the
+ * child's result after all). A SEQUENTIAL or PARALLEL task whose child
+ * dies fails as before, with `TaskExecutionError` and the outputs completed
+ * before it. On the memory engine, wrapped to die where a real engine or its
+ * storage could; the reason is redacted everywhere.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import { ClusterError } from "effect/cluster"
 import { WorkflowEngine } from "effect/workflow"
 import { ChatModel } from "../../src/index.ts"
-import { Agent, type Delegation, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
+import { Agent, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
 import { DurableEnsemble } from "../../src/durable/index.ts"
 
 const secret = "hunter2"
@@ -67,76 +66,78 @@ const model = () =>
     }
   ], { repeat: true })
 
-const records = (delegations: ReadonlyArray<Delegation.DelegationRecord>) =>
-  delegations.map((r) => `${r.delegatingRole}>${r.request.agentRole}:${r.response.status}`)
+const team = Effect.gen(function*() {
+  const researcher = yield* Agent.make({ role: "Researcher", goal: "Find facts" })
+  const writer = yield* Agent.make({ role: "Writer", goal: "Write" })
+  const tasks = yield* Effect.all([
+    Task.make({ description: "Research", expectedOutput: "Facts", agent: researcher }),
+    Task.make({ description: "Write", expectedOutput: "Essay", agent: writer })
+  ])
+  return { agents: [researcher, writer], tasks }
+})
 
 describe("DurableEnsemble: a delegation whose child dies", () => {
-  it.effect.each(["body", "start"] as const)("in its %s: a FAILURE record with a redacted reason, and the manager goes on", (where) =>
+  it.effect.each([
+    { where: "body", says: "lost the connection to postgres://[REDACTED]@db:5432/runs" },
+    { where: "start", says: "lost the connection to postgres://[REDACTED]@db:5432/runs" },
+    { where: "engine", says: "~effect/cluster/ClusterError/PersistenceError: lost the connection to postgres://[REDACTED]@db:5432/runs" }
+  ] as const)("in its $where: the manager's task fails with it, no FAILURE record, the manager not told", ({ says, where }) =>
     Effect.gen(function*() {
-      const researcher = yield* Agent.make({ role: "Researcher", goal: "Find facts" })
-      const writer = yield* Agent.make({ role: "Writer", goal: "Write" })
-      const tasks = yield* Effect.all([
-        Task.make({ description: "Research", expectedOutput: "Facts", agent: researcher }),
-        Task.make({ description: "Write", expectedOutput: "Essay", agent: writer })
-      ])
-      // Required workers count completed delegations: the writer's must still count after the researcher's died.
-      const ensemble = yield* Ensemble.make({
-        agents: [researcher, writer],
-        tasks,
-        workflow: "HIERARCHICAL",
-        maxDelegations: 2,
-        constraints: { requiredWorkers: ["Writer"] }
-      })
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks, workflow: "HIERARCHICAL", maxDelegations: 2 })
       const name = `Died${where}`
       const W = DurableEnsemble.workflow(name, ensemble)
       const events: Array<EnsembleEvent.EnsembleEvent> = []
       const sink = Layer.succeed(EnsembleEvent.Sink, { publish: (event) => Effect.sync(() => void events.push(event)) })
-      const live = DurableEnsemble.layer(W).pipe(Layer.provideMerge(dying(name, where)), Layer.provide([model().layer, sink]))
-      const output = yield* Effect.provide(W.execute({ id: "x1", inputs: {} }), live)
-
-      expect(records(output.delegations)).toEqual(["Manager>Researcher:FAILURE", "Manager>Writer:SUCCESS"])
-      const failed = output.delegations[0].response
-      expect(failed.workerRole).toBe("Researcher")
-      expect(failed.rawOutput).toBeNull()
-      expect(failed.errors).toHaveLength(1)
-      expect(failed.errors[0]).toMatch(new RegExp(`^its child workflow '${name}/delegation' died: lost the connection to postgres://`))
-      expect(failed.errors[0]).toContain("[REDACTED]")
-      expect(failed.errors[0]).toMatch(/not an answer of the agent: fix the defect or the engine's storage$/)
-      expect(JSON.stringify(output)).not.toContain(secret)
-      // The manager got the worker's failure as the tool's, as from any failing worker, and went on.
-      expect(output.raw).toContain(`Worker 'Researcher' failed: its child workflow '${name}/delegation' died`)
-      expect(output.raw).toContain("Writer done")
-      expect(output.raw).not.toContain("failed unexpectedly")
-      const announced = events.filter((event) => event._tag === "DelegationFailed")
-      expect(announced).toHaveLength(1)
-      expect(announced[0]).toMatchObject({ _tag: "DelegationFailed", workerRole: "Researcher", delegatingRole: "Manager" })
-      expect(JSON.stringify(events)).not.toContain(secret)
-    }))
-
-  it.effect("an engine error when the parent starts it: not the worker's answer; the manager's task fails with it, recorded nowhere", () =>
-    Effect.gen(function*() {
-      const researcher = yield* Agent.make({ role: "Researcher", goal: "Find facts" })
-      const writer = yield* Agent.make({ role: "Writer", goal: "Write" })
-      const tasks = yield* Effect.all([
-        Task.make({ description: "Research", expectedOutput: "Facts", agent: researcher }),
-        Task.make({ description: "Write", expectedOutput: "Essay", agent: writer })
-      ])
-      const ensemble = yield* Ensemble.make({ agents: [researcher, writer], tasks, workflow: "HIERARCHICAL", maxDelegations: 2 })
-      const name = "DiedEngine"
-      const W = DurableEnsemble.workflow(name, ensemble)
-      const events: Array<EnsembleEvent.EnsembleEvent> = []
-      const sink = Layer.succeed(EnsembleEvent.Sink, { publish: (event) => Effect.sync(() => void events.push(event)) })
       const scripted = model()
-      const live = DurableEnsemble.layer(W).pipe(Layer.provideMerge(dying(name, "engine")), Layer.provide([scripted.layer, sink]))
+      const live = DurableEnsemble.layer(W).pipe(Layer.provideMerge(dying(name, where)), Layer.provide([scripted.layer, sink]))
       const exit = yield* Effect.provide(Effect.exit(W.execute({ id: "x1", inputs: {} })), live)
 
       if (Exit.isSuccess(exit)) throw new Error(`the run succeeded: ${JSON.stringify(exit.value.delegations)}`)
       const error = Option.getOrThrow(Exit.findErrorOption(exit))
       expect(error._tag).toBe("TaskExecutionError")
-      expect(error.message).toContain("unexpected error: ~effect/cluster/ClusterError/PersistenceError: lost the connection to postgres://")
+      expect(error.message).toContain(`unexpected error: ${says}`)
       expect(JSON.stringify(error)).not.toContain(secret)
-      // The manager was never answered with a worker's failure: one model call, its own, and no failure recorded.
+      expect(JSON.stringify(events)).not.toContain(secret)
+      // The manager made its one call and was never answered with a worker's failure; nothing recorded one.
       expect(scripted.calls).toBe(1)
       expect(events.filter((event) => event._tag === "DelegationFailed")).toEqual([])
+    }))
+})
+
+/** The memory engine, except that starting the task child at `doomed` dies with the engine's storage error. */
+const failingTaskStart = (name: string, doomed: number) =>
+  Layer.effect(WorkflowEngine.WorkflowEngine)(Effect.gen(function*() {
+    const engine = yield* WorkflowEngine.WorkflowEngine
+    const indexOf = (payload: unknown): unknown => typeof payload === "object" && payload !== null && "index" in payload ? payload.index : undefined
+    const register: typeof engine.register = (workflow, execute) =>
+      engine.register(workflow, (payload, id) => Effect.provideService(execute(payload, id), WorkflowEngine.WorkflowEngine, wrapped))
+    const execute = ((workflow, options) =>
+      workflow._tag === `${name}/task` && indexOf(options.payload) === doomed
+        ? Effect.die(new ClusterError.PersistenceError({ cause: defect() }))
+        : engine.execute(workflow, options)) as typeof engine.execute
+    const wrapped = WorkflowEngine.WorkflowEngine.of({ ...engine, register, execute })
+    return wrapped
+  })).pipe(Layer.provide(WorkflowEngine.layerMemory))
+
+describe("DurableEnsemble: a task whose child dies", () => {
+  it.effect.each(["SEQUENTIAL", "PARALLEL"] as const)("%s: TaskExecutionError with the outputs completed before it", (workflow) =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks, workflow })
+      const name = `TaskDied${workflow}`
+      const W = DurableEnsemble.workflow(name, ensemble)
+      const live = DurableEnsemble.layer(W).pipe(
+        Layer.provideMerge(failingTaskStart(name, 1)),
+        Layer.provide(ChatModel.scripted([{ text: "done" }], { repeat: true }).layer)
+      )
+      const exit = yield* Effect.provide(Effect.exit(W.execute({ id: "x1", inputs: {} })), live)
+
+      if (Exit.isSuccess(exit)) throw new Error("the run succeeded")
+      const error = Option.getOrThrow(Exit.findErrorOption(exit))
+      expect(error._tag).toBe("TaskExecutionError")
+      expect(error.message).toContain(`its child workflow '${name}/task' died: ~effect/cluster/ClusterError/PersistenceError: lost the connection`)
+      expect(error.message).not.toContain(secret)
+      if ("completedOutputs" in error) expect(error.completedOutputs.map((output) => output.raw)).toEqual(["done"])
     }))
 })

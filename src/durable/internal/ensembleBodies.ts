@@ -82,6 +82,7 @@ const runnerOf = (
     run: (index, _task, context, usage) =>
       settled(
         children.task._tag,
+        "task",
         children.task.execute({ parent: executionId, index, inputs, context: asContext(context), usage })
       ).pipe(Effect.provideContext(services)),
     ended: ({ callId, path, started }) =>
@@ -89,7 +90,7 @@ const runnerOf = (
         ? clock(started)
         : Activity.make({ name: next.ended(callId, path), success: Ended, execute: clock(started) }).pipe(Effect.provideContext(services)),
     delegate: ({ callId, context, depth, taskIndex, work }, usage) =>
-      settled(children.delegation._tag, children.delegation.execute({
+      settled(children.delegation._tag, "delegation", children.delegation.execute({
         parent: executionId,
         key: `${callId}/${nth(callId)}`,
         inputs,

@@ -12,14 +12,13 @@
  */
 import { Cause, Effect, Schema } from "effect"
 import { Workflow } from "effect/workflow"
-import { describe } from "../../internal/describe.ts"
+import { messageOf } from "../../internal/describe.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { DelegationRecord } from "../../ensemble/Delegation.ts"
 import { Place } from "../../ensemble/internal/recordOrder.ts"
 import { TaskFailure } from "../../ensemble/internal/runTask.ts"
 import { Usage } from "../../ensemble/internal/usage.ts"
 import { TaskOutput } from "../../ensemble/TaskOutput.ts"
-import { isEngineError } from "./engineError.ts"
 
 /** A count of tool calls as stored with a child's result: a whole number, never below 0 (stored data is not trusted). */
 const ToolCallCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -130,27 +129,34 @@ export const failureOf = (failed: TaskFailed): TaskFailure => new TaskFailure(fa
  * defect's message, credentials redacted, and what to fix
  */
 export const diedReason = (workflow: string, defect: unknown): string =>
-  `its child workflow '${workflow}' died: ${redactSecrets(describe(defect))}. That is a defect in the agent's code ` +
+  `its child workflow '${workflow}' died: ${redactSecrets(messageOf(defect))}. That is a defect in the agent's code ` +
   `(a tool handler, a model layer) or an error of the workflow engine or its storage, not an answer of the agent: ` +
   `fix the defect or the engine's storage`
 
 /**
  * @internal the end of a child workflow (`run`, its start and its result)
- * as the ensemble's: its failure as `failureOf`, and a child that died (a
- * defect its body did not catch, read back as its result) as a failure too
- * (see `diedReason`), so the caller records it as a failing worker's and
- * goes on. An error of the engine or its storage while this body starts
- * the child or reads its result is not the child's answer: it goes on as
- * a defect of this body, as on any engine error in a workflow, so no
- * recorded turn answers a failure that a replay, finding the child's
- * result, would not see. Interruption, which is also how a workflow
- * suspends, goes on as it was.
+ * as the ensemble's: its failure as `failureOf`. A child that died — its
+ * own defect, or the engine's or its storage's when this body starts it or
+ * reads its result — cannot be told apart by the defect (the engine hands a
+ * live child's defect over as it is, and one read back from storage as a
+ * plain `Error`), so every death is treated alike: for a task (`"task"`), a
+ * failure of the task (see `diedReason`), as `Ensemble.run` fails a task
+ * whose work died; for a delegation (`"delegation"`), a defect of this body,
+ * which the delegating tool passes on (the recorder marks it fatal) rather
+ * than feed it to the delegating agent, whose answer a recorded turn would
+ * keep while a replay might find the child's result instead. Interruption,
+ * which is also how a workflow suspends, goes on as it was.
  */
-export const settled = <A, R>(workflow: string, run: Effect.Effect<A, TaskFailed, R>): Effect.Effect<A, TaskFailure, R> =>
+export const settled = <A, R>(
+  workflow: string,
+  kind: "task" | "delegation",
+  run: Effect.Effect<A, TaskFailed, R>
+): Effect.Effect<A, TaskFailure, R> =>
   Effect.catchCause(run, (cause) => {
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const found = Cause.findError(cause)
     if (found._tag === "Success") return Effect.fail(failureOf(found.success))
-    const defect = Cause.squash(cause)
-    return isEngineError(defect) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(new TaskFailure(diedReason(workflow, defect)))
+    return kind === "delegation"
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.fail(new TaskFailure(diedReason(workflow, Cause.squash(cause))))
   })

@@ -13,11 +13,11 @@
  * A call of a `passThrough` tool runs in the body, not as an activity: its
  * handler makes durable steps of its own (a durable ensemble's delegation
  * starts a child workflow), so the body replays the handler — and with it
- * what the handler keeps in memory, such as the delegation records. An
- * error of the engine or its storage inside such a handler ends the body
- * rather than the call: fed to the model as the tool's failure, it would be
- * answered in a recorded turn that a replay, finding the child's result,
- * would contradict.
+ * what the handler keeps in memory, such as the delegation records. Such
+ * a handler that dies (its child died, or the engine failed starting it or
+ * reading its result) ends the body rather than the call: fed to the model
+ * as the tool's failure, it would be answered in a recorded turn that a
+ * replay, finding the child's result, could contradict.
  *
  * A call of a `transactional` tool runs in one SQL transaction with its
  * record (effect's `ClusterSchema.WithTransaction`): the handler's writes to
@@ -40,7 +40,6 @@ import { redactSecrets } from "../../internal/redact.ts"
 import { StoredOutcome } from "../../internal/tools/handlerOutcome.ts"
 import { Turn } from "../../internal/turn.ts"
 import { describe } from "../../internal/describe.ts"
-import { isEngineError } from "./engineError.ts"
 import { readable } from "./unreadable.ts"
 
 const ModelError = Schema.Union([ModelCallFailed, ScriptExhausted])
@@ -173,7 +172,7 @@ export const recorder = (
     const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: unrecorded(run) })
     return readable(provide(tools.transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity))
   },
-  // A pass-through tool's engine failed (starting a child, reading its result): not the call's answer,
-  // which a replay could find different, but the body's end, as on any engine error.
-  fatal: (call, cause) => tools.passThrough.has(call.name) && !Cause.hasInterruptsOnly(cause) && isEngineError(Cause.squash(cause))
+  // A pass-through tool died (a delegation whose child died, or whose engine failed starting it or
+  // reading its result): not the call's answer, which a replay could find different, but the body's.
+  fatal: (call, cause) => tools.passThrough.has(call.name) && !Cause.hasInterruptsOnly(cause) && Cause.hasDies(cause)
 })
