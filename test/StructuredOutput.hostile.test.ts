@@ -9,7 +9,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, Schema, SchemaTransformation } from "effect"
-import { Chain, ChatModel, LoopError, Mode, StructuredOutput } from "../src/index.ts"
+import { Tool, Toolkit } from "effect/ai"
+import { Chain, ChatModel, LoopError, Mode, ReturnBehavior, StructuredOutput } from "../src/index.ts"
 import { Agent, Ensemble, Task } from "../src/ensemble/index.ts"
 
 interface Tree {
@@ -65,6 +66,24 @@ describe("StructuredOutput: a text answer nested past the limits", () => {
       expect(reasonOf(shallow)).toMatchObject({ _tag: "OutputInvalid", error: "the answer is nested more than 8 levels deep (or cyclic)" })
     }))
 
+  it.effect("an ensemble task answered by a tool's result (IMMEDIATE): held to the result limits, so 1.2 MB is taken", () =>
+    Effect.gen(function*() {
+      const Rows = Schema.Array(Schema.String)
+      const Export = Tool.make("export", { parameters: Schema.Struct({}), success: Rows }).annotate(ReturnBehavior.Annotation, "IMMEDIATE")
+      const toolkit = Toolkit.make(Export)
+      const rows = Array.from({ length: 12_000 }, (_, i) => `row ${i} `.padEnd(100, "x"))
+      const agent = yield* Agent.make({ role: "Exporter", goal: "Export", toolkit })
+      const task = yield* Task.make({ description: "Export rows", expectedOutput: "rows", agent, outputType: Rows as Schema.Codec<unknown> })
+      const ensemble = yield* Ensemble.make({ agents: [agent], tasks: [task] })
+      const output = yield* Ensemble.run(ensemble).pipe(
+        Effect.provide([
+          ChatModel.scripted([{ toolCalls: [{ name: "export", params: {} }] }]).layer,
+          toolkit.toLayer({ export: () => Effect.succeed(rows) })
+        ])
+      )
+      expect(output.taskOutputs[0].parsedOutput).toEqual(rows)
+    }))
+
   it.effect("an ensemble task's outputType: the task fails with the reason, never a defect", () =>
     Effect.gen(function*() {
       const agent = yield* Agent.make({ role: "Analyst", goal: "Answer in JSON" })
@@ -89,6 +108,26 @@ describe("StructuredOutput: a schema whose transform throws", () => {
       })
     )
   )
+
+  it.effect.each(["native", "tool"] as const)("a plain text answer (no JSON), %s: an invalid answer too, never a defect", (strategy) =>
+    Effect.gen(function*() {
+      const Words = Schema.String.pipe(
+        Schema.decodeTo(
+          Schema.String,
+          SchemaTransformation.transform({
+            decode: (s: string): string => {
+              throw new Error(`transform failed on ${s} with api_key=sk-proj-AAAABBBBCCCCDDDDEEEE1234`)
+            },
+            encode: (s: string) => s
+          })
+        )
+      )
+      const exit = yield* runOn(["hello there"], StructuredOutput.make(Words, { strategy, retries: 0 }))
+      const reason = reasonOf(exit)
+      expect(reason).toMatchObject({ _tag: "OutputInvalid" })
+      expect((reason as { readonly error: string }).error).toMatch(/^the output's schema failed on this answer: transform failed on hello there/)
+      expect(JSON.stringify(reason)).not.toContain("sk-proj-AAAABBBBCCCCDDDDEEEE1234")
+    }))
 
   it.effect("a text answer fails as an invalid answer (as through the final-answer tool), its message redacted", () =>
     Effect.gen(function*() {

@@ -131,10 +131,9 @@ const work = (
       onFailure: (error) => Effect.fail(new TaskFailure(error.message)),
       onSuccess: (outcome) => {
         if (outcome._tag === "Pause") return Effect.fail(paused(outcome))
-        const raw = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
-          ? resultsText(outcome.extra)
-          : Chain.text(outcome.chain)
-        return settled(outcome.chain, raw, asking === undefined ? undefined : judged(asking, raw))
+        const fromResults = outcome.reason === "direct-return" || outcome.reason === "return-behavior"
+        const raw = fromResults ? resultsText(outcome.extra) : Chain.text(outcome.chain)
+        return settled(outcome.chain, raw, asking === undefined ? undefined : judged(asking, raw, fromResults))
       }
     })
     : Effect.matchEffect(Chain.run(chain, { ...runOptions(task), output: asking.output }), {

@@ -23,6 +23,7 @@ import * as Mode from "../../Mode.ts"
 import type * as Outcome from "../../Outcome.ts"
 import * as StructuredOutput from "../../StructuredOutput.ts"
 import { decodeText } from "../../internal/structured/decode.ts"
+import { storedLimits } from "../../internal/jsonBounds.ts"
 import * as AgentPrompt from "../AgentPrompt.ts"
 import { TaskFailure } from "./taskFailure.ts"
 
@@ -103,9 +104,13 @@ export const askingOf = (outputType: Schema.Codec<unknown, unknown>, native: boo
   return asking
 }
 
-/** @internal `raw` decoded by the task's Schema */
-export const judged = (asking: Asking, raw: string): Verdict =>
-  Effect.mapBoth(decodeText(asking.schema, raw), {
+/**
+ * @internal `raw` decoded by the task's Schema; `fromResults` when `raw` is
+ * the results of a tool round that ended the run (held to the limits they
+ * were stored under, not to a model's argument limits)
+ */
+export const judged = (asking: Asking, raw: string, fromResults = false): Verdict =>
+  Effect.mapBoth(decodeText(asking.schema, raw, undefined, fromResults ? storedLimits : undefined), {
     onFailure: (error) => new Rejected(raw, error),
     onSuccess: (parsed): Answer => ({ raw, parsed })
   })
@@ -129,7 +134,7 @@ export interface Answered {
 export const nativeOk = (asking: Asking, ok: Outcome.AnyOk): Answered => {
   if (ok.reason === "direct-return" || ok.reason === "return-behavior") {
     const raw = resultsText(ok.extra)
-    return { chain: ok.chain, raw, verdict: judged(asking, raw) }
+    return { chain: ok.chain, raw, verdict: judged(asking, raw, true) }
   }
   const raw = Chain.text(ok.chain)
   return { chain: ok.chain, raw, verdict: Effect.succeed({ raw, parsed: ok.output }) }
@@ -147,7 +152,7 @@ export const nativeRejected = (asking: Asking, error: RunError): Answered | unde
   // The run ended on a tool round (the last message holds its results): the results are the answer.
   if (chain.messages[chain.messages.length - 1]?.role === "tool") {
     const raw = resultsText(chain.lastToolResults)
-    return { chain, raw, verdict: judged(asking, raw) }
+    return { chain, raw, verdict: judged(asking, raw, true) }
   }
   return { chain, raw: error.reason.raw, verdict: Effect.fail(new Rejected(error.reason.raw, error.reason.error)) }
 }

@@ -73,10 +73,11 @@ const parseMessage = (error: unknown): string => error instanceof Error ? error.
 
 /**
  * @internal `text` decoded by `schema`: its JSON (passed through `unwrap`)
- * when it has some and it is within `limits` (the run's tool-argument
- * limits: an answer given as text is held to what the same answer given as
- * a final-answer tool's arguments would be), else the text itself (a string
- * Schema); fails with the decode error's message
+ * when it has some and it is within `limits` (for a model's text, the run's
+ * tool-argument limits: an answer given as text is held to what the same
+ * answer given as a final-answer tool's arguments would be; for tool
+ * results that end a run, the limits they were stored under), else the
+ * text itself (a string Schema); fails with the decode error's message
  */
 export const decodeText = (
   schema: Schema.Codec<unknown, unknown>,
@@ -89,8 +90,8 @@ export const decodeText = (
     json = parseJson(text)
   } catch (error) {
     // A plain answer may be the value itself (a string schema).
-    return jsonDecoder(schema)(text.trim()).pipe(
-      Effect.mapError(() => `not valid JSON (${parseMessage(error)})`)
+    return decodeValue(schema, text.trim()).pipe(
+      Effect.mapError((failed) => failed.startsWith(schemaFailed) ? failed : `not valid JSON (${parseMessage(error)})`)
     )
   }
   const value = unwrap(json)
@@ -123,5 +124,8 @@ const jsonDecoder = (schema: Schema.Codec<unknown, unknown>) => {
 export const decodeValue = (schema: Schema.Codec<unknown, unknown>, value: unknown): Effect.Effect<unknown, string> =>
   Effect.suspend(() => jsonDecoder(schema)(value)).pipe(
     Effect.mapError((error) => error.message),
-    Effect.catchDefect((defect) => Effect.fail(`the output's schema failed on this answer: ${redactSecrets(messageOf(defect))}`))
+    Effect.catchDefect((defect) => Effect.fail(`${schemaFailed}${redactSecrets(messageOf(defect))}`))
   )
+
+/** How the failure of a schema that throws or dies on an answer begins. */
+const schemaFailed = "the output's schema failed on this answer: "
