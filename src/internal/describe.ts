@@ -16,7 +16,12 @@ export const safeString = (u: unknown): string => {
   try {
     return String(u)
   } catch {
-    return `(a value that cannot be shown: ${Object.prototype.toString.call(u)})`
+    try {
+      return `(a value that cannot be shown: ${Object.prototype.toString.call(u)})`
+    } catch {
+      // A revoked proxy refuses even that.
+      return "(a value that cannot be shown)"
+    }
   }
 }
 
@@ -29,24 +34,33 @@ const read = (u: object, key: "name" | "cause" | "message"): unknown => {
   }
 }
 
+/** Whether `u` is an `Error`; `false` when asking throws (a revoked proxy). */
+const isError = (u: unknown): u is Error => {
+  try {
+    return u instanceof globalThis.Error
+  } catch {
+    return false
+  }
+}
+
 /**
  * An `Error`'s message, or the value as `String` gives it. An error with an
  * empty message (effect's `PersistenceError`, say, whose text is in its
  * cause) is shown by its name and its cause's message.
  */
 export const messageOf = (u: unknown): string => {
-  if (!(u instanceof globalThis.Error)) return safeString(u)
+  if (!isError(u)) return safeString(u)
   const message = safeString(read(u, "message"))
   if (message !== "") return message
   const name = safeString(read(u, "name"))
   const cause = read(u, "cause")
-  const because = cause instanceof globalThis.Error ? safeString(read(cause, "message")) : ""
+  const because = isError(cause) ? safeString(read(cause, "message")) : ""
   return because === "" ? name : `${name}: ${because}`
 }
 
-/** An `Error`'s message, a string as it is, anything else as JSON (or `String` when it is not JSON). */
+/** An `Error`'s message (as {@link messageOf} gives it), a string as it is, anything else as JSON (or `String` when it is not JSON). */
 export const describe = (u: unknown): string => {
-  if (u instanceof globalThis.Error) return safeString(u.message)
+  if (isError(u)) return messageOf(u)
   if (typeof u === "string") return u
   try {
     return JSON.stringify(u) ?? safeString(u)

@@ -19,7 +19,7 @@ import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
 import type { Used } from "./callIds.ts"
 import { generateNow } from "./generateNow.ts"
-import { streamedTurn } from "./streamedTurn.ts"
+import { streamedTurn, type Turn } from "./streamedTurn.ts"
 import type { Limits } from "./jsonBounds.ts"
 import * as Parts from "./parts.ts"
 import { chatSpan, labelsOf } from "./telemetry/chatSpan.ts"
@@ -213,12 +213,15 @@ const observedAttempt = (
   const started: RunEvent = { _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) }
   // The clock is read after the start is reported: a slow consumer is not the model's time.
   // A streamed answer that is whole when asked (streamedTurn.ts) comes as one chunk: its deltas are reported on arrival.
-  const whole = run.observer.streaming ? streamedTurn(model) : undefined
+  // Looked up inside the attempt: a model whose property read throws fails the call, as any throwing model does.
+  let whole: Turn | undefined
   return reportThen(report, started, () => {
     const since = run.clock.currentTimeMillisUnsafe()
-    const attempted = safelyNow(() =>
-      whole !== undefined ? whole(request) : run.observer.streaming ? streamed(model, request, report, call) : generateNow(model, request)
-    )
+    const attempted = safelyNow(() => {
+      if (!run.observer.streaming) return generateNow(model, request)
+      whole = streamedTurn(model)
+      return whole !== undefined ? whole(request) : streamed(model, request, report, call)
+    })
     return Effect.matchEffect(attempted, {
       onFailure: (error) => {
         const durationMillis = run.clock.currentTimeMillisUnsafe() - since

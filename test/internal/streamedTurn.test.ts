@@ -8,7 +8,7 @@
  * eager form (generateNow.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Stream } from "effect"
 import { Prompt, Response } from "effect/ai"
 import { Chain, ChatModel, Mode, type RunEvent } from "../../src/index.ts"
 import { streamedTurn } from "../../src/internal/streamedTurn.ts"
@@ -108,4 +108,24 @@ describe("a streamed answer that is whole when asked", () => {
         expect(parts.flatMap((part) => part.type === "text" ? [part.text] : [])).toEqual(["Replaced."])
       })
   )
+
+  it.effect.each([
+    { name: "throws on loopwork's symbol keys", throwsOn: (key: PropertyKey) => typeof key === "symbol" && String(key).includes("loopwork") },
+    { name: "throws on reading stream", throwsOn: (key: PropertyKey) => key === "stream" }
+  ])("a model whose property read $name: Chain.stream fails its call (ModelCallFailed), never a defect", ({ throwsOn }) =>
+    Effect.gen(function*() {
+      const strict = Layer.effect(ChatModel.ChatModel)(Effect.map(Effect.service(ChatModel.ChatModel), (inner) =>
+        new Proxy(inner, {
+          get: (target, key, receiver) => {
+            if (throwsOn(key)) throw new Error(`no such property: ${String(key)}`)
+            return Reflect.get(target, key, receiver)
+          }
+        }))).pipe(Layer.provide(scripted().layer))
+      const exit = yield* Effect.exit(
+        Chain.stream(Chain.make({ user: "Hi" }), { mode: Mode.whileNeedsResponse }).pipe(Stream.runDrain, Effect.provide(strict))
+      )
+      if (Exit.isSuccess(exit)) throw new Error("the stream succeeded")
+      expect(Cause.hasDies(exit.cause)).toBe(false)
+      expect(Option.getOrThrow(Exit.findErrorOption(exit)).reason._tag).toBe("ModelCallFailed")
+    }))
 })
