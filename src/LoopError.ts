@@ -16,7 +16,7 @@
 import { Inspectable, Redactable, Schema } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
-import { describeValue, headStack, hide, printed } from "./internal/errorText.ts"
+import { describeValue, headStack, hide, listed, printed, shownId } from "./internal/errorText.ts"
 import { redactSecrets } from "./internal/redact.ts"
 import { OutputInvalid } from "./internal/structured/outputInvalid.ts"
 
@@ -265,15 +265,6 @@ export class ToolCallFailed extends Schema.TaggedError<ToolCallFailed>()("ToolCa
   }
 }
 
-/** An id as a message shows it: at most 80 characters. */
-const cut = (id: string): string => id.length > 80 ? `${id.slice(0, 80)}…` : id
-
-/** The first ten of `items` as `show` gives them, and how many more there are. */
-const listed = (items: ReadonlyArray<string>, show: (item: string) => string): string => {
-  const shown = items.slice(0, 10).map(show).join(", ")
-  return items.length > 10 ? `${shown} and ${items.length - 10} more` : shown
-}
-
 /**
  * Decisions or results were given for call ids that are not waiting for
  * them. Nothing was changed.
@@ -296,9 +287,9 @@ export class CallNotAwaiting extends Schema.TaggedError<CallNotAwaiting>()("Call
 }) {
   override get message(): string {
     // The ids are the client's: each shown cut, at most a few of them, credentials redacted.
-    const ids = listed(this.ids, (id) => `'${cut(id)}'`)
+    const ids = listed(this.ids, (id) => `'${shownId(id)}'`)
     const subject = this.ids.length === 1 ? `No call with id ${ids} is` : `No calls with ids ${ids} are`
-    const waiting = this.waiting.length === 0 ? "(none)" : listed(this.waiting, cut)
+    const waiting = this.waiting.length === 0 ? "(none)" : listed(this.waiting, shownId)
     return redactSecrets(`${subject} awaiting ${this.awaiting}; awaiting ${this.awaiting}: ${waiting}`)
   }
 }

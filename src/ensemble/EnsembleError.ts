@@ -19,7 +19,8 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Inspectable, Schema } from "effect"
+import { printed } from "../internal/errorText.ts"
 import { redactSecrets } from "../internal/redact.ts"
 import { DelegationRecord } from "./Delegation.ts"
 import { TaskOutput } from "./TaskOutput.ts"
@@ -60,10 +61,23 @@ export class PromptTemplateError extends Schema.TaggedError<PromptTemplateError>
   template: Schema.String
 }) {
   override get message(): string {
-    const shown = this.template.length > 100 ? `${this.template.slice(0, 100)}…` : this.template
+    // Redacted before it is cut: the head of a cut credential no longer looks like one.
+    const template = redactSecrets(this.template)
+    const shown = template.length > 100 ? `${template.slice(0, 100)}…` : template
     return redactSecrets(`Missing template variables: [${this.missing.join(", ")}]. Provide them in run(inputs). Template: '${shown}'`)
   }
+
+  /** Printed (`console.log`, `util.inspect`): its tag and redacted message, not the template itself. */
+  override [Inspectable.NodeInspectSymbol](): string {
+    return printed(`PromptTemplateError: ${this.message}`, [], this.stack)
+  }
 }
+
+/** How many outputs and delegation records an error carries, as its printout lists them. */
+const counts = (error: { readonly completedOutputs: ReadonlyArray<unknown>; readonly delegations?: ReadonlyArray<unknown> | undefined }) => [
+  `completedOutputs: ${error.completedOutputs.length}`,
+  ...(error.delegations === undefined ? [] : [`delegations: ${error.delegations.length}`])
+]
 
 /**
  * A task failed. `reason` says why (the loop's error message, or the
@@ -96,6 +110,11 @@ export class TaskExecutionError extends Schema.TaggedError<TaskExecutionError>()
 }) {
   override get message(): string {
     return redactSecrets(`Task '${this.taskDescription}' (agent '${this.agentRole}') failed: ${this.reason}`)
+  }
+
+  /** Printed (`console.log`, `util.inspect`): its tag, redacted message and counts, not the task's text itself. */
+  override [Inspectable.NodeInspectSymbol](): string {
+    return printed(`TaskExecutionError: ${this.message}`, counts(this), this.stack)
   }
 }
 
@@ -132,6 +151,11 @@ export class ParallelExecutionError extends Schema.TaggedError<ParallelExecution
       ? ""
       : `; skipped because a task they depend on failed: ${this.skipped.map((d) => `'${d}'`).join(", ")}`
     return redactSecrets(`${this.failures.length} task(s) failed: ${failed}${skipped}`)
+  }
+
+  /** Printed (`console.log`, `util.inspect`): its tag, redacted message and counts, not the tasks' text itself. */
+  override [Inspectable.NodeInspectSymbol](): string {
+    return printed(`ParallelExecutionError: ${this.message}`, counts(this), this.stack)
   }
 }
 

@@ -6,6 +6,7 @@
  * @internal
  */
 import { safeString } from "./describe.ts"
+import { redactSecrets } from "./redact.ts"
 
 /** @internal makes an own property non-enumerable (still readable and writable) */
 export const hide = (self: object, key: string): void => {
@@ -65,4 +66,20 @@ const renderValue = (value: unknown): string => {
   } catch {
     return safeString(value)
   }
+}
+
+/**
+ * @internal an id a client gave, as a message shows it: credentials
+ * redacted, then at most 80 characters (a cut key's head no longer looks
+ * like one, so redacting after the cut would let it through)
+ */
+export const shownId = (id: string): string => {
+  const safe = redactSecrets(id)
+  return safe.length > 80 ? `${safe.slice(0, 80)}…` : safe
+}
+
+/** @internal the first ten of `items` as `show` gives them, and how many more there are */
+export const listed = (items: ReadonlyArray<string>, show: (item: string) => string): string => {
+  const shown = items.slice(0, 10).map(show).join(", ")
+  return items.length > 10 ? `${shown} and ${items.length - 10} more` : shown
 }

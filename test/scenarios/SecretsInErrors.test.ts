@@ -5,8 +5,13 @@
  * is filled into the task description), `ChainCodecError` (a document's
  * format or version field, V8's JSON error quoting the text) and
  * `CallNotAwaiting` (a client's decision ids, also cut and counted).
+ * Redacted before they are cut, so a key that straddles the cut leaves no
+ * head; and a printed task error (`console.log`) shows its redacted message
+ * and counts, not the task's text. The error's fields and the content
+ * events keep the run's inputs as data (`Privacy.omitContent` drops them).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { inspect } from "node:util"
 import { Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, Mode } from "../../src/index.ts"
@@ -38,6 +43,11 @@ describe("an ensemble's failure texts, a run input holding a credential", () => 
       expect(error.message).not.toContain(secret)
       const failed = events.find((event) => event._tag === "EnsembleFailed")
       expect(failed?._tag === "EnsembleFailed" && failed.message).toBe(error.message)
+      // Printed as console.log prints it: the redacted message and counts.
+      const printed = inspect(error)
+      expect(printed).not.toContain(secret)
+      expect(printed).toMatch(/^TaskExecutionError: Task 'Check the account password=\[REDACTED\]' \(agent 'Auditor'\) failed: /)
+      expect(printed).toContain("completedOutputs: 0")
     }))
 
   it.effect("PromptTemplateError: the template it quotes is redacted", () =>
@@ -84,5 +94,36 @@ describe("CallNotAwaiting: a client's decision ids", () => {
         `No calls with ids '${"x".repeat(80)}…', 'k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8' and 5 more are awaiting approval; ` +
           "awaiting approval: c1"
       )
+    }))
+})
+
+describe("a credential that straddles a message's cut", () => {
+  /** Pads so that the cut at `at` keeps the key's first 14 characters, too few for the pattern to know it. */
+  const straddling = (at: number) => `${"y".repeat(at - 15)} ${secret}`
+  const head = "sk-proj-AAAA"
+
+  it.effect("CallNotAwaiting (ids cut at 80)", () =>
+    Effect.gen(function*() {
+      const Pay = Tool.make("pay", { parameters: Schema.Struct({}), success: Schema.String, needsApproval: true })
+      const toolkit = Toolkit.make(Pay)
+      const chain = yield* Chain.run(Chain.make({ user: "pay", toolkit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.map((outcome) => outcome.chain),
+        Effect.provide([ChatModel.scripted([{ toolCalls: [{ id: "c1", name: "pay", params: {} }] }]).layer, toolkit.toLayer({ pay: () => Effect.succeed("paid") })])
+      )
+      const error = yield* failure(Approval.decide(chain, { [straddling(80)]: Approval.approve }))
+      expect(error.message).not.toContain(head)
+    }))
+
+  it.effect("ChainCodecError (values cut at 60)", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(Chain.decode({ format: straddling(60), version: 1 }))
+      expect(error.message).not.toContain(head)
+    }))
+
+  it.effect("PromptTemplateError (templates cut at 100)", () =>
+    Effect.gen(function*() {
+      const error = yield* failure(Template.resolve(`${straddling(100)} {missing}`, {}))
+      expect(error.message).not.toContain(head)
+      expect(inspect(error)).not.toContain(head)
     }))
 })
