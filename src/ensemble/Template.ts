@@ -70,6 +70,11 @@ export const resolve = (
   if (values === undefined) {
     return Effect.fail(new ValidationError({ message: "Template inputs must be a record or a Map of strings" }))
   }
+  for (const value of values.values()) {
+    if (typeof value !== "string") {
+      return Effect.fail(new ValidationError({ message: `Template inputs must be strings (got ${value === null ? "null" : typeof value})` }))
+    }
+  }
   const missing = variables(template).filter((name) => !values.has(name))
   if (missing.length > 0) return Effect.fail(new PromptTemplateError({ missing, template }))
   return Effect.succeed(Engine.fill(template, values))

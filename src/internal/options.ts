@@ -39,10 +39,15 @@ export interface Options {
   /**
    * Tool-call arguments from the model nested deeper than this (default 64
    * levels, at most 512) are refused on arrival: the model gets a failed
-   * result saying so and the handler never runs.
+   * result saying so and the handler never runs. With `output`, an answer
+   * given as text is held to it too (re-asked like one that does not decode).
    */
   readonly maxArgumentDepth?: number | undefined
-  /** Tool-call arguments larger than this many characters of JSON (default 1,000,000) are refused the same way. */
+  /**
+   * Tool-call arguments larger than this many characters of JSON (default
+   * 1,000,000) are refused the same way, and so is a larger structured answer
+   * given as text.
+   */
   readonly maxArgumentSize?: number | undefined
   /** Passed to the model (default `"auto"`). */
   readonly toolChoice?: ToolChoice | undefined

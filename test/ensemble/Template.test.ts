@@ -285,7 +285,11 @@ describe("Ensemble.run templates", () => {
       { name: "inputs a string", template: "Research {topic}", inputs: "topic" },
       { name: "inputs an array", template: "Research {topic}", inputs: ["topic"] },
       { name: "a template that is a number", template: 5, inputs: {} },
-      { name: "a template that is undefined", template: undefined, inputs: {} }
+      { name: "a template that is undefined", template: undefined, inputs: {} },
+      { name: "an input that is a number", template: "Research {topic}", inputs: { topic: 5 } },
+      { name: "an input that is an object", template: "Research {topic}", inputs: { topic: { a: 1 } } },
+      { name: "an input that is a symbol", template: "Research {topic}", inputs: { topic: Symbol("x") } },
+      { name: "an input whose toString throws", template: "Research {topic}", inputs: new Map([["topic", { toString: () => { throw new Error("no") } }]]) }
     ])("resolve with $name: ValidationError", ({ inputs, template }) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(Template.resolve(template as never, inputs as never))
