@@ -97,31 +97,24 @@ describe("StructuredOutput: a text answer nested past the limits", () => {
 })
 
 describe("StructuredOutput: a schema whose transform throws", () => {
-  const Throwing = Schema.String.pipe(
-    Schema.decodeTo(
-      Schema.Number,
-      SchemaTransformation.transform({
-        decode: (s: string): number => {
-          throw new Error(`transform failed on ${s} with api_key=sk-proj-AAAABBBBCCCCDDDDEEEE1234`)
-        },
-        encode: (n: number) => String(n)
-      })
+  /** A string that `decode` throws on (quoting a key) when it is read as `to`. */
+  const throwingAs = <T>(to: Schema.Codec<T, T>, encode: (value: T) => string) =>
+    Schema.String.pipe(
+      Schema.decodeTo(
+        to,
+        SchemaTransformation.transform({
+          decode: (s: string): T => {
+            throw new Error(`transform failed on ${s} with api_key=sk-proj-AAAABBBBCCCCDDDDEEEE1234`)
+          },
+          encode
+        })
+      )
     )
-  )
+  const Throwing = throwingAs(Schema.Number, String)
 
   it.effect.each(["native", "tool"] as const)("a plain text answer (no JSON), %s: an invalid answer too, never a defect", (strategy) =>
     Effect.gen(function*() {
-      const Words = Schema.String.pipe(
-        Schema.decodeTo(
-          Schema.String,
-          SchemaTransformation.transform({
-            decode: (s: string): string => {
-              throw new Error(`transform failed on ${s} with api_key=sk-proj-AAAABBBBCCCCDDDDEEEE1234`)
-            },
-            encode: (s: string) => s
-          })
-        )
-      )
+      const Words = throwingAs(Schema.String, (s) => s)
       const exit = yield* runOn(["hello there"], StructuredOutput.make(Words, { strategy, retries: 0 }))
       const reason = reasonOf(exit)
       expect(reason).toMatchObject({ _tag: "OutputInvalid" })
