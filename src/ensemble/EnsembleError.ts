@@ -185,9 +185,16 @@ export class ConstraintViolationError extends Schema.TaggedError<ConstraintViola
   delegations: Schema.optionalKey(Schema.Array(DelegationRecord))
 }) {
   override get message(): string {
-    return this.violations.length === 1
-      ? `Hierarchical constraint violated: ${this.violations[0]}`
-      : `Hierarchical constraints violated (${this.violations.length}): ${this.violations.join("; ")}`
+    return redactSecrets(
+      this.violations.length === 1
+        ? `Hierarchical constraint violated: ${this.violations[0]}`
+        : `Hierarchical constraints violated (${this.violations.length}): ${this.violations.join("; ")}`
+    )
+  }
+
+  /** Printed (`console.log`, `util.inspect`): its tag, message and counts, not the outputs themselves. */
+  override [Inspectable.NodeInspectSymbol](): string {
+    return printed(`ConstraintViolationError: ${this.message}`, counts(this), this.stack)
   }
 }
 
@@ -220,6 +227,11 @@ export class BudgetExceededError extends Schema.TaggedError<BudgetExceededError>
     return `The run used up its budget of ${this.limit} ${what} (${this.budget}) and was stopped after ` +
       `${this.completedOutputs.length} completed output(s). If the work needs more, raise ${this.budget} in ` +
       "Ensemble.make; if not, look for an agent that delegates in a loop."
+  }
+
+  /** Printed (`console.log`, `util.inspect`): its tag, message and counts, not the outputs themselves. */
+  override [Inspectable.NodeInspectSymbol](): string {
+    return printed(`BudgetExceededError: ${this.message}`, counts(this), this.stack)
   }
 }
 

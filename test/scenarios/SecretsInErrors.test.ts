@@ -12,10 +12,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { inspect } from "node:util"
-import { Effect, Exit, Layer, Option, Schema } from "effect"
+import { DateTime, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Approval, Chain, ChatModel, Mode } from "../../src/index.ts"
-import { Agent, Ensemble, EnsembleEvent, Task, Template } from "../../src/ensemble/index.ts"
+import { Agent, Ensemble, EnsembleError, EnsembleEvent, Task, Template } from "../../src/ensemble/index.ts"
 
 const secret = "sk-proj-AAAABBBBCCCCDDDDEEEE1234"
 
@@ -126,4 +126,17 @@ describe("a credential that straddles a message's cut", () => {
       expect(error.message).not.toContain(head)
       expect(inspect(error)).not.toContain(head)
     }))
+})
+
+describe("ensemble errors as console.log prints them", () => {
+  const outputs = [{ raw: `the output, with password=${secret}`, taskDescription: "Audit", agentRole: "Auditor", completedAt: DateTime.makeUnsafe(0), duration: Duration.zero, toolCallCount: 0 }]
+  it.each([
+    ["ConstraintViolationError", new EnsembleError.ConstraintViolationError({ violations: ["Required worker 'Reviewer' was not delegated to during this run."], completedOutputs: outputs })],
+    ["BudgetExceededError", new EnsembleError.BudgetExceededError({ budget: "maxModelCalls", limit: 3, completedOutputs: outputs, delegations: [] })]
+  ] as const)("%s: its tag, message and counts, not the outputs", (tag, error) => {
+    const printed = inspect(error)
+    expect(printed.startsWith(`${tag}: ${error.message}`)).toBe(true)
+    expect(printed).toContain("completedOutputs: 1")
+    expect(printed).not.toContain("the output, with")
+  })
 })
