@@ -22,11 +22,12 @@
  *
  * @since 0.1.0
  */
-import { Effect, Function, Schema } from "effect"
+import { Effect, Function, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
-import { checkParamsFor, waitingIds, withEdits } from "./internal/round.ts"
+import { checkParamsFor, unstorable, waitingIds, withEdits } from "./internal/round.ts"
+import { snapshot } from "./internal/snapshot.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { CallState, ToolCall } from "./ToolCall.ts"
 
@@ -164,12 +165,17 @@ export const decide: {
     if (!isChain(chain)) {
       return yield* new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
     }
-    const decisions = yield* decodeDecisions(input).pipe(
+    // Checked and kept as copied now: the caller's object may change after this call, or answer differently when read again.
+    const copied = snapshot(input)
+    if (Result.isFailure(copied)) {
+      return yield* new InvalidInput({ field: "approval decisions", rule: `must be plain data: ${copied.failure}`, value: "(not shown)" })
+    }
+    const decisions = yield* decodeDecisions(copied.success).pipe(
       Effect.mapError((error) =>
         new InvalidInput({
           field: "approval decisions",
           rule: `must map call ids to Approve, Reject or Edit decisions (${error.message})`,
-          value: input
+          value: copied.success
         })
       )
     )
@@ -181,6 +187,11 @@ export const decide: {
     }
     const edits = new Map<string, unknown>()
     for (const [id, decision] of Object.entries(decisions)) {
+      if (decision._tag === "Reject" && decision.message !== undefined) {
+        // Kept in the chain and shown to the model: bounded like every value a chain keeps.
+        const problem = unstorable("rejection message", decision.message)
+        if (problem !== undefined) return yield* new InvalidInput({ field: `approval decisions[${JSON.stringify(id)}].message`, rule: problem, value: "(not shown)" })
+      }
       if (decision._tag !== "Edit") continue
       const call = byId.get(id)!
       yield* checkParamsFor(chain.toolkit, call.name, decision.params).pipe(

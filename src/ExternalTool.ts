@@ -20,11 +20,12 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Function, Schema } from "effect"
+import { Context, Effect, Function, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
-import { encodeResultFor, waitingIds } from "./internal/round.ts"
+import { encodeResultFor, unstorable, waitingIds } from "./internal/round.ts"
+import { snapshot } from "./internal/snapshot.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { ToolCall, ToolResult } from "./ToolCall.ts"
 
@@ -192,12 +193,17 @@ export const supply: {
     if (!isChain(chain)) {
       return yield* new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
     }
-    const results = yield* decodeSupplied(input, { onExcessProperty: "error" }).pipe(
+    // Checked and kept as copied now: the caller's object may change after this call, or answer differently when read again.
+    const copied = snapshot(input)
+    if (Result.isFailure(copied)) {
+      return yield* new InvalidInput({ field: "external results", rule: `must be plain data: ${copied.failure}`, value: "(not shown)" })
+    }
+    const results = yield* decodeSupplied(copied.success, { onExcessProperty: "error" }).pipe(
       Effect.mapError((error) =>
         new InvalidInput({
           field: "external results",
           rule: `must map call ids to { result } or { failure: string } (${error.message})`,
-          value: input
+          value: copied.success
         })
       )
     )
@@ -211,6 +217,9 @@ export const supply: {
     for (const [id, supplied] of Object.entries(results)) {
       const call = byId.get(id)!
       if ("failure" in supplied) {
+        // Kept in the chain and shown to the model: bounded like every value a chain keeps.
+        const problem = unstorable("failure", supplied.failure)
+        if (problem !== undefined) return yield* new InvalidResumeValue({ what: "result", callId: id, tool: call.name, issue: problem })
         produced.push({
           id,
           name: call.name,

@@ -131,6 +131,16 @@ const flatObject = (value: object, limits: Limits): Problem | true | undefined =
  * @internal
  */
 export const check = (value: unknown, limits: Limits): Problem | undefined => {
+  try {
+    return walk(value, limits)
+  } catch {
+    // A getter that throws, a revoked proxy: what cannot be read cannot be written as JSON either.
+    return { _tag: "NotJson", kind: "value that cannot be read" }
+  }
+}
+
+/** {@link check}'s walk, which reads every property (a hostile getter may throw). */
+const walk = (value: unknown, limits: Limits): Problem | undefined => {
   const first = scalarSize(value, limits.maxSize)
   if (typeof first === "string") return { _tag: "NotJson", kind: first }
   if (first >= 0) return first > limits.maxSize ? { _tag: "TooLarge", limit: limits.maxSize } : undefined

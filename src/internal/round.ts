@@ -13,7 +13,8 @@ import type { ToolCall, ToolResult } from "../ToolCall.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 
 /** Why `value` cannot be stored in a chain, or `undefined`. */
-const unstorable = (what: string, value: unknown): string | undefined => {
+/** @internal why `value` (the `what` a client gave) cannot be kept in a chain, or `undefined` */
+export const unstorable = (what: string, value: unknown): string | undefined => {
   const problem = JsonBounds.check(value, JsonBounds.storedLimits)
   return problem === undefined ? undefined : `the ${what} cannot be stored: it is ${JsonBounds.describe(problem)}`
 }
