@@ -21,7 +21,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Function, Result, Schema } from "effect"
-import type { Tool } from "effect/ai"
+import type { Tool, Toolkit } from "effect/ai"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
 import { encodeResultFor, unstorable, waitingIds } from "./internal/round.ts"
@@ -156,6 +156,28 @@ export type Supplied = typeof Supplied.Type
 const decodeSupplied = Schema.decodeUnknownEffect(Schema.Record(Schema.String, Supplied))
 
 /**
+ * The result a client supplied for `call`, checked: a failure bounded like
+ * every value a chain keeps (it is shown to the model), a result decoded
+ * and encoded by the tool's success schema.
+ */
+const resultOf = (
+  toolkit: Toolkit.Any,
+  call: ToolCall,
+  supplied: typeof Supplied.Type
+): Effect.Effect<ToolResult, InvalidResumeValue> => {
+  const refused = (issue: string) => new InvalidResumeValue({ what: "result", callId: call.id, tool: call.name, issue })
+  if ("failure" in supplied) {
+    const problem = unstorable("failure", supplied.failure)
+    if (problem !== undefined) return Effect.fail(refused(problem))
+    return Effect.succeed({ id: call.id, name: call.name, isFailure: true, result: supplied.failure, encoded: supplied.failure, failureOrigin: "handler" })
+  }
+  return Effect.mapBoth(encodeResultFor(toolkit, call.name, supplied.result), {
+    onFailure: refused,
+    onSuccess: (encoded): ToolResult => ({ id: call.id, name: call.name, isFailure: false, result: encoded.result, encoded: encoded.encoded })
+  })
+}
+
+/**
  * Gives results for external calls, by call id. Each result is checked
  * against the tool's success schema; ids that are not waiting for a result,
  * or a result that does not match, fail with a typed error and change
@@ -214,27 +236,7 @@ export const supply: {
       return yield* new CallNotAwaiting({ ids: unknown, awaiting: "result", waiting: waitingIds(waiting) })
     }
     const produced: Array<ToolResult> = []
-    for (const [id, supplied] of Object.entries(results)) {
-      const call = byId.get(id)!
-      if ("failure" in supplied) {
-        // Kept in the chain and shown to the model: bounded like every value a chain keeps.
-        const problem = unstorable("failure", supplied.failure)
-        if (problem !== undefined) return yield* new InvalidResumeValue({ what: "result", callId: id, tool: call.name, issue: problem })
-        produced.push({
-          id,
-          name: call.name,
-          isFailure: true,
-          result: supplied.failure,
-          encoded: supplied.failure,
-          failureOrigin: "handler"
-        })
-        continue
-      }
-      const encoded = yield* encodeResultFor(chain.toolkit, call.name, supplied.result).pipe(
-        Effect.mapError((issue) => new InvalidResumeValue({ what: "result", callId: id, tool: call.name, issue }))
-      )
-      produced.push({ id, name: call.name, isFailure: false, result: encoded.result, encoded: encoded.encoded })
-    }
+    for (const [id, supplied] of Object.entries(results)) produced.push(yield* resultOf(chain.toolkit, byId.get(id)!, supplied))
     const done = new Set(Object.keys(results))
     const callStates = new Map(chain.callStates)
     for (const id of done) callStates.delete(id)
