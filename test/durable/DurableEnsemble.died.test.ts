@@ -10,12 +10,13 @@
  * storage could; the reason is redacted everywhere.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { ClusterError } from "effect/cluster"
 import { WorkflowEngine } from "effect/workflow"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
 import { DurableEnsemble } from "../../src/durable/index.ts"
+import { recording } from "../support/recordingTracer.ts"
 
 const secret = "hunter2"
 
@@ -96,12 +97,36 @@ describe("DurableEnsemble: a delegation whose child dies", () => {
       if (Exit.isSuccess(exit)) throw new Error(`the run succeeded: ${JSON.stringify(exit.value.delegations)}`)
       const error = Option.getOrThrow(Exit.findErrorOption(exit))
       expect(error._tag).toBe("TaskExecutionError")
-      expect(error.message).toContain(`unexpected error: ${says}`)
+      expect(error.message).toContain(`unexpected error: its child workflow '${name}/delegation' died: ${says}`)
       expect(JSON.stringify(error)).not.toContain(secret)
       expect(JSON.stringify(events)).not.toContain(secret)
       // The manager made its one call and was never answered with a worker's failure; nothing recorded one.
       expect(scripted.calls).toBe(1)
       expect(events.filter((event) => event._tag === "DelegationFailed")).toEqual([])
+    }))
+})
+
+describe("DurableEnsemble: the spans of a delegation whose child dies", () => {
+  it.effect("loopwork's failed spans, as an exporter writes them, carry no credential", () =>
+    Effect.gen(function*() {
+      const { agents, tasks } = yield* team
+      const ensemble = yield* Ensemble.make({ agents, tasks, workflow: "HIERARCHICAL", maxDelegations: 2 })
+      const name = "DiedSpans"
+      const W = DurableEnsemble.workflow(name, ensemble)
+      const traced = recording()
+      const live = DurableEnsemble.layer(W).pipe(Layer.provideMerge(dying(name, "body")), Layer.provide([model().layer, traced.layer]))
+      const exit = yield* Effect.provide(Effect.exit(W.execute({ id: "x1", inputs: {} })), [live, traced.layer])
+      expect(Exit.isFailure(exit)).toBe(true)
+      // effect/workflow's own `<workflow>.execute` span is effect's, not loopwork's.
+      const written = traced.spans.filter((span) => !span.name.endsWith(".execute")).flatMap((span) =>
+        span.status._tag === "Ended" && Exit.isFailure(span.status.exit)
+          ? Cause.prettyErrors(span.status.exit.cause, { includeCauseInStack: true }).map((error) =>
+            `${span.name}: ${[error.name, error.message, error.stack].join("\n")}`
+          )
+          : []
+      )
+      expect(written.length).toBeGreaterThan(0)
+      expect(written.filter((text) => text.includes(secret)).map((text) => text.split("\n")[0])).toEqual([])
     }))
 })
 

@@ -12,7 +12,7 @@
  */
 import { Cause, Effect, Schema } from "effect"
 import { Workflow } from "effect/workflow"
-import { messageOf } from "../../internal/describe.ts"
+import { describe } from "../../internal/describe.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { DelegationRecord } from "../../ensemble/Delegation.ts"
 import { Place } from "../../ensemble/internal/recordOrder.ts"
@@ -129,7 +129,7 @@ export const failureOf = (failed: TaskFailed): TaskFailure => new TaskFailure(fa
  * defect's message, credentials redacted, and what to fix
  */
 export const diedReason = (workflow: string, defect: unknown): string =>
-  `its child workflow '${workflow}' died: ${redactSecrets(messageOf(defect))}. That is a defect in the agent's code ` +
+  `its child workflow '${workflow}' died: ${redactSecrets(describe(defect))}. That is a defect in the agent's code ` +
   `(a tool handler, a model layer) or an error of the workflow engine or its storage, not an answer of the agent: ` +
   `fix the defect or the engine's storage`
 
@@ -141,8 +141,9 @@ export const diedReason = (workflow: string, defect: unknown): string =>
  * live child's defect over as it is, and one read back from storage as a
  * plain `Error`), so every death is treated alike: for a task (`"task"`), a
  * failure of the task (see `diedReason`), as `Ensemble.run` fails a task
- * whose work died; for a delegation (`"delegation"`), a defect of this body,
- * which the delegating tool passes on (the recorder marks it fatal) rather
+ * whose work died; for a delegation (`"delegation"`), a defect of this body
+ * saying so (redacted, as spans record it), which the delegating tool
+ * passes on (the recorder marks it fatal) rather
  * than feed it to the delegating agent, whose answer a recorded turn would
  * keep while a replay might find the child's result instead. Interruption,
  * which is also how a workflow suspends, goes on as it was.
@@ -156,7 +157,7 @@ export const settled = <A, R>(
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const found = Cause.findError(cause)
     if (found._tag === "Success") return Effect.fail(failureOf(found.success))
-    return kind === "delegation"
-      ? Effect.failCause(cause as Cause.Cause<never>)
-      : Effect.fail(new TaskFailure(diedReason(workflow, Cause.squash(cause))))
+    const reason = diedReason(workflow, Cause.squash(cause))
+    // A delegation's: a defect of its own, whose message is already redacted (spans and events record it).
+    return kind === "delegation" ? Effect.die(new Error(reason)) : Effect.fail(new TaskFailure(reason))
   })
