@@ -17,6 +17,7 @@ import * as ExternalTool from "../ExternalTool.ts"
 import type { CallState, ToolCall } from "../ToolCall.ts"
 import { budgetKey } from "./budget.ts"
 import { canonical } from "./canonicalJson.ts"
+import { shownId } from "./errorText.ts"
 
 /** The parts of a decoded document these checks read. */
 export interface Stored {
@@ -33,7 +34,8 @@ export interface Stored {
   readonly modeState: { readonly [key: string]: unknown }
 }
 
-const quote = (id: string): string => JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id)
+/** An id as a message quotes it: redacted, then cut (a cut key's head no longer looks like one). */
+const quote = (id: string): string => JSON.stringify(shownId(id))
 
 /** The index of the last message with `role`, or -1. */
 const lastIndexOf = (messages: ReadonlyArray<Prompt.Message>, role: Prompt.Message["role"]): number => {

@@ -53,7 +53,8 @@ const maxShown = 200
 
 /** @internal a bad value for an error message: JSON where it can be, at most 200 characters */
 export const describeValue = (value: unknown): string => {
-  const shown = renderValue(value)
+  // Redacted before it is cut: a cut key's head no longer looks like one.
+  const shown = redactSecrets(renderValue(value))
   return shown.length <= maxShown ? shown : `${shown.slice(0, maxShown)}… (${shown.length} characters)`
 }
 
