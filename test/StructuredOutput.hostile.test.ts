@@ -57,6 +57,16 @@ describe("StructuredOutput: a text answer nested past the limits", () => {
       expect(Exit.isSuccess(exit) && exit.value._tag === "Ok" && exit.value.output).toEqual({ children: [{ children: [{ children: [{ children: [] }] }] }] })
     }))
 
+  it.effect("a plain-text answer (no JSON) is held to maxArgumentSize too", () =>
+    Effect.gen(function*() {
+      const output = StructuredOutput.make(Schema.String, { strategy: "native", retries: 0 })
+      const long = yield* Chain.run(Chain.make({ user: "Answer" }), { mode: Mode.whileNeedsResponse, output, maxArgumentSize: 100 }).pipe(
+        Effect.provide(ChatModel.scripted([{ text: "word ".repeat(100) }]).layer),
+        Effect.exit
+      )
+      expect(reasonOf(long)).toMatchObject({ _tag: "OutputInvalid", error: "the answer is larger than 100 characters of JSON" })
+    }))
+
   it.effect("the run's maxArgumentDepth is the limit", () =>
     Effect.gen(function*() {
       const output = StructuredOutput.make(Tree, { strategy: "native", retries: 0 })

@@ -36,13 +36,17 @@ export const variables = (template: string): ReadonlyArray<string> => {
   return [...Engine.variables(template)]
 }
 
-/** The inputs as a `Map` of their own string keys; `undefined` for inputs that are neither a record nor a `Map`. */
-const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>): ReadonlyMap<string, string> | undefined =>
-  inputs instanceof Map
-    ? inputs
-    : typeof inputs === "object" && inputs !== null && !Array.isArray(inputs)
-    ? new Map(Object.entries(inputs as Readonly<Record<string, string>>))
-    : undefined
+/** The inputs as a `Map` of their own string keys; `undefined` for inputs that are neither a record nor a `Map`, or cannot be read. */
+const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>): ReadonlyMap<string, string> | undefined => {
+  if (inputs instanceof Map) return inputs
+  if (typeof inputs !== "object" || inputs === null || Array.isArray(inputs)) return undefined
+  try {
+    return new Map(Object.entries(inputs as Readonly<Record<string, string>>))
+  } catch {
+    // A getter that throws, a revoked proxy: not inputs that can be read.
+    return undefined
+  }
+}
 
 /**
  * Fills a template from a record or a `Map` of inputs; fails with

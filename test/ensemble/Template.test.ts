@@ -289,7 +289,8 @@ describe("Ensemble.run templates", () => {
       { name: "an input that is a number", template: "Research {topic}", inputs: { topic: 5 } },
       { name: "an input that is an object", template: "Research {topic}", inputs: { topic: { a: 1 } } },
       { name: "an input that is a symbol", template: "Research {topic}", inputs: { topic: Symbol("x") } },
-      { name: "an input whose toString throws", template: "Research {topic}", inputs: new Map([["topic", { toString: () => { throw new Error("no") } }]]) }
+      { name: "an input whose toString throws", template: "Research {topic}", inputs: new Map([["topic", { toString: () => { throw new Error("no") } }]]) },
+      { name: "a record whose getter throws", template: "Research {topic}", inputs: Object.defineProperty({}, "topic", { enumerable: true, get: () => { throw new Error("no") } }) }
     ])("resolve with $name: ValidationError", ({ inputs, template }) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(Template.resolve(template as never, inputs as never))

@@ -89,8 +89,11 @@ export const decodeText = (
   try {
     json = parseJson(text)
   } catch (error) {
-    // A plain answer may be the value itself (a string schema).
-    return decodeValue(schema, text.trim()).pipe(
+    // A plain answer may be the value itself (a string schema), held to the same limits.
+    const plain = text.trim()
+    const tooLarge = JsonBounds.check(plain, limits)
+    if (tooLarge !== undefined) return Effect.fail(`the answer is ${JsonBounds.describe(tooLarge)}`)
+    return decodeValue(schema, plain).pipe(
       Effect.mapError((failed) => failed.startsWith(schemaFailed) ? failed : `not valid JSON (${parseMessage(error)})`)
     )
   }
