@@ -65,6 +65,31 @@ const feedBack = (
 export type Repairs = { readonly retry: ((params: unknown) => Effect.Effect<Settled>) | undefined } | undefined
 
 /**
+ * What a repair function answered, as a repair: "feed back" for anything
+ * else (a JavaScript function may answer `null`, an unknown tag, a tag
+ * whose getter throws).
+ */
+const repairOf = (u: unknown): ToolFailurePolicy.Repair => {
+  try {
+    if (typeof u !== "object" || u === null) return ToolFailurePolicy.feedBack
+    const tag: unknown = (u as { readonly _tag?: unknown })._tag
+    switch (tag) {
+      case "FeedBack":
+      case "Fail":
+        return u as ToolFailurePolicy.Repair
+      case "RetryWith":
+        return Object.hasOwn(u, "params") ? { _tag: "RetryWith", params: (u as { readonly params: unknown }).params } : ToolFailurePolicy.feedBack
+      case "SucceedWith":
+        return Object.hasOwn(u, "result") ? { _tag: "SucceedWith", result: (u as { readonly result: unknown }).result } : ToolFailurePolicy.feedBack
+      default:
+        return ToolFailurePolicy.feedBack
+    }
+  } catch {
+    return ToolFailurePolicy.feedBack
+  }
+}
+
+/**
  * Applies the run's policy for `kind` to a failed call.
  *
  * @internal
@@ -92,8 +117,14 @@ export const onFailure = (
   }
   const retry = repairs?.retry
   return Effect.flatMap(
-    // A repair function that throws, fails or dies is treated as "feed back".
-    Effect.catchCause(Effect.suspend(() => policy(failure)), () => Effect.succeed(ToolFailurePolicy.feedBack)),
+    // A repair function that throws, fails or dies, or answers with anything but a repair, is treated as "feed back".
+    Effect.catchCause(
+      Effect.suspend(() => {
+        const made: unknown = policy(failure)
+        return Effect.isEffect(made) ? Effect.map(made as Effect.Effect<unknown, unknown>, repairOf) : Effect.succeed(ToolFailurePolicy.feedBack)
+      }),
+      () => Effect.succeed(ToolFailurePolicy.feedBack)
+    ),
     (repair): Effect.Effect<Settled> => {
       switch (repair._tag) {
         case "FeedBack":
