@@ -89,6 +89,16 @@ const repairOf = (u: unknown): ToolFailurePolicy.Repair => {
   }
 }
 
+/** What `policy` answers for `failure`: a function that throws, fails or dies, or answers with anything but a repair, "feed back". */
+const asked = (policy: (failure: ToolFailurePolicy.ToolFailure) => unknown, failure: ToolFailurePolicy.ToolFailure): Effect.Effect<ToolFailurePolicy.Repair> =>
+  Effect.catchCause(
+    Effect.suspend(() => {
+      const made: unknown = policy(failure)
+      return Effect.isEffect(made) ? Effect.map(made as Effect.Effect<unknown, unknown>, repairOf) : Effect.succeed(ToolFailurePolicy.feedBack)
+    }),
+    () => Effect.succeed(ToolFailurePolicy.feedBack)
+  )
+
 /**
  * Applies the run's policy for `kind` to a failed call.
  *
@@ -117,14 +127,7 @@ export const onFailure = (
   }
   const retry = repairs?.retry
   return Effect.flatMap(
-    // A repair function that throws, fails or dies, or answers with anything but a repair, is treated as "feed back".
-    Effect.catchCause(
-      Effect.suspend(() => {
-        const made: unknown = policy(failure)
-        return Effect.isEffect(made) ? Effect.map(made as Effect.Effect<unknown, unknown>, repairOf) : Effect.succeed(ToolFailurePolicy.feedBack)
-      }),
-      () => Effect.succeed(ToolFailurePolicy.feedBack)
-    ),
+    asked(policy, failure),
     (repair): Effect.Effect<Settled> => {
       switch (repair._tag) {
         case "FeedBack":
