@@ -249,3 +249,19 @@ describe("ReturnBehavior through Chain.run (whileNeedsResponse, scripted model)"
     )
   })
 })
+
+describe("ReturnBehavior.Annotation from JavaScript", () => {
+  it.effect.each(["to_llm", 5, {}, null] as const)("%j: the run is refused with InvalidInput before any model call", (value) =>
+    Effect.gen(function*() {
+      const Odd = Tool.make("odd", { parameters: Schema.Struct({}), success: Schema.String }).annotate(ReturnBehavior.Annotation, value as never)
+      const kit = Toolkit.make(Odd)
+      const model = ChatModel.scripted([{ toolCalls: [{ name: "odd", params: {} }] }, { text: "seen" }])
+      const error = yield* Effect.flip(
+        Chain.run(Chain.make({ user: "go", toolkit: kit }), { mode: Mode.whileNeedsResponse }).pipe(
+          Effect.provide([model.layer, kit.toLayer({ odd: () => Effect.succeed("ok") })])
+        )
+      )
+      expect(error.reason).toMatchObject({ _tag: "InvalidInput", field: "ReturnBehavior of tool 'odd'" })
+      expect(model.calls).toBe(0)
+    }))
+})

@@ -12,6 +12,7 @@ import { InvalidInput } from "../LoopError.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
 import { PauseReason } from "../Outcome.ts"
 import { problemOf as signalProblem, SignalImpl } from "./stopSignal.ts"
+import * as ReturnBehavior from "../ReturnBehavior.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
 
 /** @internal */
@@ -157,6 +158,15 @@ const toolkitProblem = (toolkit: Toolkit.Any): InvalidInput | undefined => {
   for (const tool of Object.values(toolkit.tools)) {
     if ((typeof tool !== "object" && typeof tool !== "function") || tool === null || !("~effect/ai/Tool" in tool)) {
       return new InvalidInput({ field: "chain.toolkit", rule: "must hold effect/ai Tools (Tool.make(...))", value: tool })
+    }
+    const behavior: unknown = ReturnBehavior.of(tool)
+    if (behavior !== "TO_LLM" && behavior !== "IMMEDIATE" && behavior !== "IMMEDIATE_IF_LAST") {
+      // From JavaScript anything can be annotated; an unknown value must not end runs as "IMMEDIATE" would.
+      return new InvalidInput({
+        field: `ReturnBehavior of tool '${tool.name}'`,
+        rule: "must be \"TO_LLM\", \"IMMEDIATE\" or \"IMMEDIATE_IF_LAST\"",
+        value: behavior
+      })
     }
     const timeout = ToolTimeout.of(tool)
     if (timeout !== undefined && !isPositiveDuration(timeout)) {
