@@ -28,6 +28,8 @@ import * as Outcome from "../Outcome.ts"
 import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
+import { messageOf } from "./describe.ts"
+import { redactSecrets } from "./redact.ts"
 import { encode } from "./chainCodec.ts"
 import { structuredRun } from "./structured/run.ts"
 import { type OutputJson, outputJson } from "./structured/outputJson.ts"
@@ -157,10 +159,37 @@ const runCore = <R, O extends Options>(
     : structuredRun(erased, output, (chain) => runMode(chain, options), limitsOf(options)) as Effect.Effect<Outcome.Final, RunError, R>
 }
 
+/** Whether `u` is an outcome a mode may end with. */
+const isOutcome = (u: unknown): u is Outcome.Outcome =>
+  u instanceof Outcome.Ok || u instanceof Outcome.Pause || u instanceof Outcome.Error || u instanceof Outcome.Continue
+
+/** The run's end when its mode broke its contract (from JavaScript): an `InvalidInput` naming what it did. */
+const brokenMode = (chain: Chain, did: string): Outcome.Outcome =>
+  new Outcome.Error(chain, new InvalidInput({ field: "mode", rule: `${modeRule} (it ${did})`, value: "(not shown)" }))
+
+/**
+ * `mode`'s outcome for `chain`, held to its contract: a mode that throws,
+ * returns no Effect, fails, or succeeds with something that is not an
+ * Outcome ends the run with `InvalidInput` (and the chain), not a defect.
+ */
+const modeOutcome = <R, O extends Options>(mode: Mode<R, O>, chain: Chain, options: O): Effect.Effect<Outcome.Outcome, never, R> => {
+  let made: unknown
+  try {
+    made = mode(chain, options)
+  } catch (defect) {
+    return Effect.succeed(brokenMode(chain, `threw: ${redactSecrets(messageOf(defect))}`))
+  }
+  if (!Effect.isEffect(made)) return Effect.succeed(brokenMode(chain, "returned no Effect"))
+  return Effect.match(made as Effect.Effect<unknown, unknown, R>, {
+    onFailure: (error) => brokenMode(chain, `failed: ${redactSecrets(messageOf(error))}`),
+    onSuccess: (outcome) => isOutcome(outcome) ? outcome : brokenMode(chain, "succeeded with something that is not an Outcome")
+  })
+}
+
 /** The mode's run on a checked chain, its outcome as `run` gives it. */
 const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>): Effect.Effect<Outcome.Final, RunError, R> => {
   const since = budgetStart(erased)
-  const body = whileChecked(options, () => options.mode(erased, options))
+  const body = whileChecked(options, () => modeOutcome(options.mode, erased, options))
   // One switch of context for the run: its budget, its direct-return slot and its handlers' services
   // (./directReturn.ts, runServices), so that a tool call needs no switch of its own.
   const budget = budgetOf(options, since)
