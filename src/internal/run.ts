@@ -169,8 +169,8 @@ const brokenMode = (chain: Chain, did: string): Outcome.Outcome =>
 
 /**
  * `mode`'s outcome for `chain`, held to its contract: a mode that throws,
- * returns no Effect, fails, or succeeds with something that is not an
- * Outcome ends the run with `InvalidInput` (and the chain), not a defect.
+ * returns no Effect, or succeeds with something that is not an Outcome ends
+ * the run with `InvalidInput` (and the chain), not a defect.
  */
 const modeOutcome = <R, O extends Options>(mode: Mode<R, O>, chain: Chain, options: O): Effect.Effect<Outcome.Outcome, never, R> => {
   let made: unknown
@@ -180,10 +180,11 @@ const modeOutcome = <R, O extends Options>(mode: Mode<R, O>, chain: Chain, optio
     return Effect.succeed(brokenMode(chain, `threw: ${redactSecrets(messageOf(defect))}`))
   }
   if (!Effect.isEffect(made)) return Effect.succeed(brokenMode(chain, "returned no Effect"))
-  return Effect.match(made as Effect.Effect<unknown, unknown, R>, {
-    onFailure: (error) => brokenMode(chain, `failed: ${redactSecrets(messageOf(error))}`),
-    onSuccess: (outcome) => isOutcome(outcome) ? outcome : brokenMode(chain, "succeeded with something that is not an Outcome")
-  })
+  // Its failures go on as they are: a durable engine's own signals travel through them.
+  return Effect.map(
+    made as Effect.Effect<unknown, never, R>,
+    (outcome) => isOutcome(outcome) ? outcome : brokenMode(chain, "succeeded with something that is not an Outcome")
+  )
 }
 
 /** The mode's run on a checked chain, its outcome as `run` gives it. */
