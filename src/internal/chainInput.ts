@@ -8,6 +8,7 @@
 import { Cause, Exit, Schema, SchemaIssue } from "effect"
 import { Prompt, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
+import { redactSecrets } from "./redact.ts"
 import { checkObject, isToolkit } from "./checks.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { bareChain, Chain, emptyToolkit, freshChain, isChain, type Json } from "./chain.ts"
@@ -139,7 +140,8 @@ const isCommonShape = (options: unknown): boolean => {
 /** A key or index of a path, as written in a field name (a hostile key is quoted and cut short). */
 const segment = (key: PropertyKey): string => {
   if (typeof key === "number") return `[${key}]`
-  const text = JSON.stringify(String(key))
+  // Redacted before it is cut: a cut key's head no longer looks like one.
+  const text = JSON.stringify(redactSecrets(String(key)))
   return `[${text.length > 40 ? `${text.slice(0, 39)}…"` : text}]`
 }
 

@@ -13,8 +13,9 @@ import * as Outcome from "../Outcome.ts"
 
 
 /**
- * Runs `run` (a value or an Effect) and continues with `then`; a throw, a
- * failure or a defect becomes an `Error` outcome with `PolicyFailed`.
+ * Runs `run` (a value or an Effect) and continues with `then`; a throw (of
+ * either), a failure or a defect becomes an `Error` outcome with
+ * `PolicyFailed`.
  *
  * @internal
  */
@@ -32,10 +33,20 @@ export const guarded = <A, R>(
     return Effect.succeed(fail(error))
   }
   const next = (a: A): Effect.Effect<Outcome.Outcome, never, R> => {
-    const outcome = then(a)
+    let outcome: Outcome.Outcome | Effect.Effect<Outcome.Outcome, never, R>
+    try {
+      // Reading what the function gave may throw too (a getter of a JavaScript value).
+      outcome = then(a)
+    } catch (error) {
+      return Effect.succeed(fail(error))
+    }
     return Effect.isEffect(outcome) ? outcome : Effect.succeed(outcome)
   }
   return Effect.isEffect(value)
     ? Effect.matchCauseEffect(value, { onFailure: (cause) => Effect.succeed(fail(Cause.squash(cause))), onSuccess: next })
     : next(value)
 }
+
+/** @internal whether `u` (what a user's function gave) is an outcome of the loop */
+export const isOutcome = (u: unknown): u is Outcome.Outcome =>
+  u instanceof Outcome.Ok || u instanceof Outcome.Pause || u instanceof Outcome.Error || u instanceof Outcome.Continue

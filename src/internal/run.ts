@@ -29,6 +29,7 @@ import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
 import { messageOf } from "./describe.ts"
+import { isOutcome } from "./guarded.ts"
 import { redactSecrets } from "./redact.ts"
 import { encode } from "./chainCodec.ts"
 import { structuredRun } from "./structured/run.ts"
@@ -158,10 +159,6 @@ const runCore = <R, O extends Options>(
     ? runMode(erased, options)
     : structuredRun(erased, output, (chain) => runMode(chain, options), limitsOf(options)) as Effect.Effect<Outcome.Final, RunError, R>
 }
-
-/** Whether `u` is an outcome a mode may end with. */
-const isOutcome = (u: unknown): u is Outcome.Outcome =>
-  u instanceof Outcome.Ok || u instanceof Outcome.Pause || u instanceof Outcome.Error || u instanceof Outcome.Continue
 
 /** The run's end when its mode broke its contract (from JavaScript): an `InvalidInput` naming what it did. */
 const brokenMode = (chain: Chain, did: string): Outcome.Outcome =>

@@ -27,8 +27,11 @@
 import { Schema } from "effect"
 import { redactSecrets } from "../internal/redact.ts"
 
-/** `name` for a message: quoted and escaped, cut to 80 characters. */
-const shown = (name: string): string => JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name)
+/** `name` for a message: redacted, then cut to 80 characters (a cut key's head no longer looks like one), quoted and escaped. */
+const shown = (name: string): string => {
+  const safe = redactSecrets(name)
+  return JSON.stringify(safe.length > 80 ? `${safe.slice(0, 80)}…` : safe)
+}
 
 /**
  * Connecting to an MCP server or listing its tools failed. `operation` says

@@ -63,3 +63,32 @@ describe("Agent.make with a wrongly typed option holding a credential", () => {
       expect(error.message).not.toContain("hunter2")
     }))
 })
+
+describe("a Chain.make option key holding a credential across the 40-character cut", () => {
+  it.effect("the field name in the run's error does not show it", () =>
+    Effect.gen(function*() {
+      const key = `${"k".repeat(10)} postgres://runner:hunter2hunter2@db:5432/runs`
+      const chain = Chain.make({ user: "Hi", [key]: 1 } as never)
+      const error = yield* Effect.flip(Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(ChatModel.scripted([{ text: "x" }]).layer)))
+      expect(error.message).toContain("Chain.make options[")
+      expect(error.message).not.toContain("hunter2")
+    }))
+})
+
+describe("onMaxRuns answering with something that is not an Outcome", () => {
+  const Noop = Tool.make("noop", { parameters: Schema.Struct({}), success: Schema.String })
+  const kit = Toolkit.make(Noop)
+  it.effect.each([null, { _tag: "Stop" }, "stop"])("%j: PolicyFailed with the chain, not a defect", (answer) =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Chain.run(Chain.make({ user: "Hi", toolkit: kit }), { mode: Mode.whileNeedsResponse, maxRuns: 1, onMaxRuns: (() => Effect.succeed(answer)) as never }).pipe(
+          Effect.provide([
+            ChatModel.scripted([{ toolCalls: [{ name: "noop", params: {} }] }], { repeat: true }).layer,
+            kit.toLayer({ noop: () => Effect.succeed("ok") })
+          ])
+        )
+      )
+      expect(error.reason).toMatchObject({ _tag: "PolicyFailed", policy: "onMaxRuns" })
+      expect(error.chain.runCount).toBe(1)
+    }))
+})

@@ -10,9 +10,9 @@ import { ChatModel, type ChatModelError } from "../../ChatModel.ts"
 import * as Arrival from "../arrival.ts"
 import { defaults, type Options } from "../options.ts"
 import { checkSince } from "../checks.ts"
-import { guarded } from "../guarded.ts"
+import { guarded, isOutcome } from "../guarded.ts"
 import { compile } from "../tools/compile.ts"
-import { MaxRunsExceeded } from "../../LoopError.ts"
+import { MaxRunsExceeded, PolicyFailed } from "../../LoopError.ts"
 import * as MaxRunsPolicy from "../../MaxRunsPolicy.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { StopSignal as Signal } from "../stopSignal.ts"
@@ -119,7 +119,10 @@ export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel> {
     if (policy === "stop") return Effect.succeed(new Outcome.Ok(chain, "max-runs", chain.lastResponse?.text ?? ""))
     if (policy === "final-answer") return finalAnswer(chain, MaxRunsPolicy.instruction, retry, { runs, maxRuns }, stop)
     if (typeof policy === "function") {
-      return guarded(chain, "onMaxRuns", () => policy(chain, { runs, maxRuns }), (outcome) => outcome)
+      return guarded(chain, "onMaxRuns", () => policy(chain, { runs, maxRuns }), (outcome) =>
+        isOutcome(outcome)
+          ? outcome
+          : new Outcome.Error(chain, new PolicyFailed({ policy: "onMaxRuns", detail: "it must succeed with an Outcome (Ok, Pause, Error or Continue)" })))
     }
     return finalAnswer(chain, policy.instruction, retry, { runs, maxRuns }, stop)
   })
