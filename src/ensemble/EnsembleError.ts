@@ -21,7 +21,7 @@
  */
 import { Inspectable, Schema } from "effect"
 import { printed } from "../internal/errorText.ts"
-import { redactSecrets } from "../internal/redact.ts"
+import { redactedShort, redactSecrets } from "../internal/redact.ts"
 import { DelegationRecord } from "./Delegation.ts"
 import { TaskOutput } from "./TaskOutput.ts"
 
@@ -61,9 +61,7 @@ export class PromptTemplateError extends Schema.TaggedError<PromptTemplateError>
   template: Schema.String
 }) {
   override get message(): string {
-    // Redacted before it is cut: the head of a cut credential no longer looks like one.
-    const template = redactSecrets(this.template)
-    const shown = template.length > 100 ? `${template.slice(0, 100)}…` : template
+    const shown = redactedShort(this.template, 100)
     return redactSecrets(`Missing template variables: [${this.missing.join(", ")}]. Provide them in run(inputs). Template: '${shown}'`)
   }
 

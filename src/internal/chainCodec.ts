@@ -11,7 +11,7 @@ import type { Tool } from "effect/ai"
 import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
-import { redactSecrets } from "./redact.ts"
+import { redactedShort } from "./redact.ts"
 import * as MessageCodec from "./messageCodec.ts"
 import { checkObject, isToolkit } from "./checks.ts"
 import * as Signature from "./signature.ts"
@@ -188,9 +188,7 @@ const shortJson = (value: unknown): string => {
   } catch {
     text = typeof value
   }
-  // Redacted before it is cut: the head of a cut credential no longer looks like one.
-  const safe = redactSecrets(text)
-  return safe.length > 60 ? `${safe.slice(0, 60)}…` : safe
+  return redactedShort(text, 60)
 }
 
 /** The signature check: a document decoded with a key must carry that key's signature of its content. */

@@ -6,7 +6,7 @@
  * @internal
  */
 import { safeString } from "./describe.ts"
-import { redactSecrets } from "./redact.ts"
+import { redactedShort, redactSecrets } from "./redact.ts"
 
 /** @internal makes an own property non-enumerable (still readable and writable) */
 export const hide = (self: object, key: string): void => {
@@ -74,10 +74,7 @@ const renderValue = (value: unknown): string => {
  * redacted, then at most 80 characters (a cut key's head no longer looks
  * like one, so redacting after the cut would let it through)
  */
-export const shownId = (id: string): string => {
-  const safe = redactSecrets(id)
-  return safe.length > 80 ? `${safe.slice(0, 80)}…` : safe
-}
+export const shownId = (id: string): string => redactedShort(id, 80)
 
 /** @internal the first ten of `items` as `show` gives them, and how many more there are */
 export const listed = (items: ReadonlyArray<string>, show: (item: string) => string): string => {

@@ -213,7 +213,7 @@ const observedAttempt = (
   const started: RunEvent = { _tag: "ModelCallStarted", call, messages: request.prompt.content.length, tools: toolNames(request.tools) }
   // The clock is read after the start is reported: a slow consumer is not the model's time.
   // A streamed answer that is whole when asked (streamedTurn.ts) comes as one chunk: its deltas are reported on arrival.
-  // Looked up inside the attempt: a model whose property read throws fails the call, as any throwing model does.
+  // Looked up inside the attempt: a model whose property read throws fails the call, like every model that throws.
   let whole: Turn | undefined
   return reportThen(report, started, () => {
     const since = run.clock.currentTimeMillisUnsafe()

@@ -139,3 +139,13 @@ export const redactSecrets = (text: string): string => {
  */
 export const forLog = (text: string, omitContent: boolean): string =>
   omitContent ? `(${text.length} characters, omitted)` : redactSecrets(text)
+
+/**
+ * @internal `text` for a message that quotes it: credentials redacted, then
+ * cut to `max` characters with `…` (in that order: the head of a cut key no
+ * longer looks like one, so a redaction after the cut would miss it)
+ */
+export const redactedShort = (text: string, max: number): string => {
+  const safe = redactSecrets(text)
+  return safe.length > max ? `${safe.slice(0, max)}…` : safe
+}

@@ -25,13 +25,10 @@
  * @since 0.2.0
  */
 import { Schema } from "effect"
-import { redactSecrets } from "../internal/redact.ts"
+import { redactedShort, redactSecrets } from "../internal/redact.ts"
 
-/** `name` for a message: redacted, then cut to 80 characters (a cut key's head no longer looks like one), quoted and escaped. */
-const shown = (name: string): string => {
-  const safe = redactSecrets(name)
-  return JSON.stringify(safe.length > 80 ? `${safe.slice(0, 80)}…` : safe)
-}
+/** `name` for a message: redacted, cut to 80 characters, quoted and escaped. */
+const shown = (name: string): string => JSON.stringify(redactedShort(name, 80))
 
 /**
  * Connecting to an MCP server or listing its tools failed. `operation` says

@@ -10,7 +10,7 @@
  *
  * @internal
  */
-import { redactSecrets } from "../../internal/redact.ts"
+import { redactedShort, redactSecrets } from "../../internal/redact.ts"
 import { Effect, Result, Schema, SchemaIssue } from "effect"
 import { ValidationError } from "../EnsembleError.ts"
 import { accepts, asField, passing } from "./ruleStruct.ts"
@@ -40,11 +40,7 @@ export const optional = <T>(check: Check) => asField(Schema.optional(rule<T>(che
 
 /** @internal a value as the messages show it: strings quoted, functions and symbols named */
 export const show = (u: unknown): string => {
-  if (typeof u === "string") {
-    // Redacted before it is cut: a cut key's head no longer looks like one.
-    const safe = redactSecrets(u)
-    return JSON.stringify(safe.length > 60 ? `${safe.slice(0, 60)}…` : safe)
-  }
+  if (typeof u === "string") return JSON.stringify(redactedShort(u, 60))
   if (typeof u === "number" || typeof u === "bigint" || typeof u === "boolean" || u === undefined || u === null) {
     return String(u)
   }

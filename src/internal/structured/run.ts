@@ -19,7 +19,7 @@ import { isStructuredOutput, make, type OutputSchema, type StructuredOutput } fr
 import { type Chain, text } from "../chain.ts"
 import { addUser } from "../chainInput.ts"
 import { decodeText, decodeValue } from "./decode.ts"
-import { redactSecrets } from "../redact.ts"
+import { redactedShort } from "../redact.ts"
 import type { Limits } from "../jsonBounds.ts"
 
 /** One run of the mode on `chain` (the caller's options, without `output`). */
@@ -28,11 +28,8 @@ type RunOnce<R> = (chain: Chain) => Effect.Effect<Outcome.Final, RunError, R>
 /** The longest decode error the model or the caller is shown. */
 const maxErrorText = 2_000
 
-/** `error` redacted, then cut (a cut key's head no longer looks like one). */
-const bounded = (error: string): string => {
-  const safe = redactSecrets(error)
-  return safe.length <= maxErrorText ? safe : `${safe.slice(0, maxErrorText)}…`
-}
+/** `error` redacted, then cut. */
+const bounded = (error: string): string => redactedShort(error, maxErrorText)
 
 /** What the attempts so far have seen: how many answers did not decode. */
 interface Attempts {
