@@ -7,21 +7,23 @@
  *
  * @internal
  */
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Option } from "effect"
 import type { CallState, ToolCall } from "../../ToolCall.ts"
 import * as ToolFailurePolicy from "../../ToolFailurePolicy.ts"
 import { refusalOf } from "../arrival.ts"
 import { describe } from "../describe.ts"
+import { raceInterrupt } from "../stopSignal.ts"
 import type { CompiledTool } from "./compile.ts"
 import { failWith, type Repairs } from "./failure.ts"
 import { invoke } from "./handler.ts"
 import type { RoundContext } from "./roundContext.ts"
-import { Held, type Settled } from "./settled.ts"
+import { Cut, Held, type Settled } from "./settled.ts"
 
 /**
  * Whether the call needs a human's approval. Anything but a clear "no" asks
  * a human (fails closed): a predicate that throws or dies, or that returns
  * (or succeeds with) anything but `false` — `undefined`, a Promise, a number.
+ * An Effect is bounded by {@link boundedApproval}.
  */
 const needsApproval = (
   entry: CompiledTool,
@@ -42,6 +44,24 @@ const needsApproval = (
   } catch {
     return true
   }
+}
+
+/**
+ * A predicate's Effect bounded as a handler is: past the call's timeout it
+ * asks a human (fails closed), and `StopSignal.interrupt` cuts it short
+ * (`None`: the call stays pending, to be asked again on resume).
+ */
+const boundedApproval = (
+  needs: Effect.Effect<boolean>,
+  entry: CompiledTool,
+  ctx: RoundContext
+): Effect.Effect<Option.Option<boolean>> => {
+  const timeout = entry.timeout ?? ctx.policy.timeout
+  const timed = timeout === undefined
+    ? needs
+    : Effect.timeoutOrElse(needs, { duration: timeout, orElse: () => Effect.succeed(true) })
+  const stop = ctx.policy.stop
+  return stop === undefined ? Effect.map(timed, Option.some) : raceInterrupt(stop, timed)
 }
 
 const awaitingApproval: CallState = { _tag: "AwaitingApproval" }
@@ -87,7 +107,12 @@ const attempt = (
       if (approved) return proceed()
       const needs = needsApproval(entry, call, params, ctx)
       if (typeof needs === "boolean") return needs ? Effect.succeed(new Held(call, awaitingApproval)) : proceed()
-      return Effect.flatMap(needs, (yes) => yes ? Effect.succeed(new Held(call, awaitingApproval)) : proceed())
+      return Effect.flatMap(boundedApproval(needs, entry, ctx), (yes) =>
+        Option.isNone(yes)
+          ? Effect.succeed(new Cut(call, ctx.states.get(call.id)))
+          : yes.value
+          ? Effect.succeed(new Held(call, awaitingApproval))
+          : proceed())
     }
   })
 }
