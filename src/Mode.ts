@@ -32,7 +32,7 @@ import { checkToolsExist } from "./internal/steps/toolChecks.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
-import { runSteps, stepsOf, type Then } from "./internal/step.ts"
+import { lift, runSteps, stepsOf, type Then } from "./internal/step.ts"
 
 /**
  * Options every built-in mode reads (declared, defaulted and checked in one
@@ -223,7 +223,7 @@ export const step: Mode<ChatModel> = checked((chain, options) => {
     Step.start(c).pipe(
       s.executeTools, s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior,
       hasRound(c) ? skip : s.callLlm, hasRound(c) ? skip : s.checkNoTool, // one step: the tools, or else the model
-      s.checkShouldContinue, s.checkMaxRuns, Step.make(once))
+      s.checkShouldContinue, s.checkMaxRuns, lift(once))
   return once(chain)
 })
 
@@ -264,7 +264,7 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
   const [checkNames, checkUntilTool] = [checkToolsExist(names, "untilToolUsed names"), Step.checkUntilTool(names)]
   return checked((chain, options) => {
     const s = Step.forRun(chain, options, { noTool: reminderOf(names) })
-    return Step.start(chain).pipe(checkNames, s.checkNoTool, Step.make((c) => loop(c, (self) => self.pipe(
+    return Step.start(chain).pipe(checkNames, s.checkNoTool, lift((c) => loop(c, (self) => self.pipe(
       s.executeTools,
       s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, checkUntilTool,
       s.checkMaxRuns, s.callLlm, s.checkNoTool))))

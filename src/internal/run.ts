@@ -28,9 +28,7 @@ import * as Outcome from "../Outcome.ts"
 import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
-import { messageOf } from "./describe.ts"
-import { isOutcome } from "./guarded.ts"
-import { redactSecrets } from "./redact.ts"
+import { type Contract, heldToContract } from "./contract.ts"
 import { encode } from "./chainCodec.ts"
 import { structuredRun } from "./structured/run.ts"
 import { type OutputJson, outputJson } from "./structured/outputJson.ts"
@@ -160,29 +158,12 @@ const runCore = <R, O extends Options>(
     : structuredRun(erased, output, (chain) => runMode(chain, options), limitsOf(options)) as Effect.Effect<Outcome.Final, RunError, R>
 }
 
-/** The run's end when its mode broke its contract (from JavaScript): an `InvalidInput` naming what it did. */
-const brokenMode = (chain: Chain, did: string): Outcome.Outcome =>
-  new Outcome.Error(chain, new InvalidInput({ field: "mode", rule: `${modeRule} (it ${did})`, value: "(not shown)" }))
+/** What a mode is held to (see ./contract.ts). */
+const modeContract: Contract = { field: "mode", rule: modeRule }
 
-/**
- * `mode`'s outcome for `chain`, held to its contract: a mode that throws,
- * returns no Effect, or succeeds with something that is not an Outcome ends
- * the run with `InvalidInput` (and the chain), not a defect.
- */
-const modeOutcome = <R, O extends Options>(mode: Mode<R, O>, chain: Chain, options: O): Effect.Effect<Outcome.Outcome, never, R> => {
-  let made: unknown
-  try {
-    made = mode(chain, options)
-  } catch (defect) {
-    return Effect.succeed(brokenMode(chain, `threw: ${redactSecrets(messageOf(defect))}`))
-  }
-  if (!Effect.isEffect(made)) return Effect.succeed(brokenMode(chain, "returned no Effect"))
-  // Its failures go on as they are: a durable engine's own signals travel through them.
-  return Effect.map(
-    made as Effect.Effect<unknown, never, R>,
-    (outcome) => isOutcome(outcome) ? outcome : brokenMode(chain, "succeeded with something that is not an Outcome")
-  )
-}
+/** `mode`'s outcome for `chain`, held to its contract: a mode that breaks it ends the run with `InvalidInput`. */
+const modeOutcome = <R, O extends Options>(mode: Mode<R, O>, chain: Chain, options: O): Effect.Effect<Outcome.Outcome, never, R> =>
+  heldToContract(chain, modeContract, () => mode(chain, options))
 
 /** The mode's run on a checked chain, its outcome as `run` gives it. */
 const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>): Effect.Effect<Outcome.Final, RunError, R> => {

@@ -7,6 +7,7 @@ import { Effect, Exit } from "effect"
 import type { Chain } from "./chain.ts"
 import { type Options, validateOptions } from "./options.ts"
 import { checkFunction, checkObject } from "./checks.ts"
+import { type Contract, heldToContract } from "./contract.ts"
 import { InvalidInput } from "../LoopError.ts"
 import * as Outcome from "../Outcome.ts"
 
@@ -45,7 +46,10 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
 
 /**
  * Lifts a function of the chain into a step: it runs on `Continue` and
- * terminal outcomes pass it by.
+ * terminal outcomes pass it by. A function that throws, returns no Effect
+ * or succeeds with something that is not an Outcome (possible from
+ * JavaScript) ends the loop with `Error` and an `InvalidInput` saying what
+ * it did, keeping the chain.
  *
  * @example
  * ```ts
@@ -63,6 +67,16 @@ export const start = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.su
 export const make = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outcome, never, R>): Step<R> => {
   const invalid = checkFunction(f, "Step.make argument", "must be a function (chain) => Effect<Outcome>")
   if (invalid !== undefined) return refused(invalid)
+  return lift((chain) => heldToContract<R>(chain, stepContract, () => f(chain)))
+}
+
+const stepContract: Contract = { field: "Step.make argument", rule: "must be a function (chain) => Effect<Outcome>" }
+
+/**
+ * @internal {@link make} for the library's own steps, whose functions keep
+ * the contract: nothing is checked
+ */
+export const lift = <R = never>(f: (chain: Chain) => Effect.Effect<Outcome.Outcome, never, R>): Step<R> => {
   const then = (outcome: Outcome.Outcome) => outcome._tag === "Continue" ? f(outcome.chain) : Effect.succeed(outcome)
   return (self) => joined(self, then)
 }
@@ -179,7 +193,7 @@ export const continueOrDone = <O, R>(
 ): Step<R> => {
   const invalid = checkFunction(loop, "continueOrDone loop", "must be a function (chain, options) => Effect<Outcome>")
   if (invalid !== undefined) return refused(invalid)
-  return make((chain) =>
+  return lift((chain) =>
     chain.needsResponse ? loop(chain, options as O) : Effect.succeed(new Outcome.Ok(chain, "done"))
   )
 }

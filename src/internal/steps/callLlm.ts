@@ -22,7 +22,7 @@ import { InvalidInput } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import { isInterrupted, raceInterrupt, type StopSignal as Signal } from "../stopSignal.ts"
 import { waiting } from "./roundState.ts"
-import { make, optionsProblem, refused, type Step } from "../step.ts"
+import { lift, optionsProblem, refused, type Step } from "../step.ts"
 
 /**
  * Options of {@link callLlm}.
@@ -142,7 +142,7 @@ export const callLlmStep = (options: CallOptions): Step<ChatModel> => {
   const retry = options.retry
   const stop = options.stop
   const limits = limitsOf(options)
-  return make((chain) =>
+  return lift((chain) =>
     chain.pendingToolCalls.length > 0 || chain.roundResults.length > 0
       ? Effect.succeed(roundOpen(chain))
       : unlessInterrupted(

@@ -18,7 +18,7 @@ import { MaxFailuresExceeded, ToolCallFailed } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 import { stopRequested } from "./callLlm.ts"
-import { continued, make, optionsProblem, refused, type Step } from "../step.ts"
+import { continued, lift, optionsProblem, refused, type Step } from "../step.ts"
 
 /**
  * Options of {@link executeTools}.
@@ -163,7 +163,7 @@ export const executeToolsStep = (options: ToolOptions): Step => {
     onFailure: options.onToolFailure,
     stop: options.stop
   }
-  return make((chain) => {
+  return lift((chain) => {
     const pending = chain.pendingToolCalls
     if (pending.length === 0) {
       // A round completed outside the loop (external results, rejections): write it.

@@ -17,7 +17,7 @@ import * as MaxRunsPolicy from "../../MaxRunsPolicy.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { StopSignal as Signal } from "../stopSignal.ts"
 import { generate, stopRequested, unlessInterrupted } from "./callLlm.ts"
-import { continued, make, optionsProblem, refused, type Step } from "../step.ts"
+import { continued, lift, optionsProblem, refused, type Step } from "../step.ts"
 
 /**
  * Options of {@link checkMaxRuns}.
@@ -112,7 +112,7 @@ export function checkMaxRuns(options?: MaxRunsOptions): Step<ChatModel> {
   const policy = options?.onMaxRuns ?? "fail"
   const retry = options?.retry
   const stop = options?.stop
-  return make((chain) => {
+  return lift((chain) => {
     const runs = chain.runCount - since
     if (!(runs >= maxRuns && chain.pendingToolCalls.length === 0 && chain.needsResponse)) return continued(chain)
     if (policy === "fail") return Effect.succeed(new Outcome.Error(chain, new MaxRunsExceeded({ runs, maxRuns })))

@@ -11,7 +11,7 @@ import { guarded } from "../guarded.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as NoToolPolicy from "../../NoToolPolicy.ts"
 import * as Outcome from "../../Outcome.ts"
-import { continued, make, refused, type Step } from "../step.ts"
+import { continued, lift, refused, type Step } from "../step.ts"
 
 /** @internal */
 export const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoToolPolicy.Decision): Outcome.Outcome => {
@@ -57,7 +57,7 @@ export const applyNoTool = (chain: Chain, response: ModelResponse, decision: NoT
 export const checkNoTool = (policy: NoToolPolicy.Policy): Step => {
   const invalid = noToolProblem(policy, "checkNoTool policy")
   if (invalid !== undefined) return refused(invalid)
-  return make((chain) => {
+  return lift((chain) => {
     const response = chain.lastResponse
     if (
       response === undefined || response.toolCalls.length > 0 || chain.pendingToolCalls.length > 0 ||

@@ -10,7 +10,7 @@ import { guarded } from "../guarded.ts"
 import * as Outcome from "../../Outcome.ts"
 import { isRaised, type StopSignal as Signal } from "../stopSignal.ts"
 import { waiting } from "./roundState.ts"
-import { continued, make, refused, type Step } from "../step.ts"
+import { continued, lift, refused, type Step } from "../step.ts"
 
 /**
  * Pauses with reason `StopRequested` when `signal` has been raised. Place it
@@ -36,7 +36,7 @@ import { continued, make, refused, type Step } from "../step.ts"
 export const checkStop = (signal: Signal): Step => {
   const invalid = stopProblem(signal, "checkStop signal")
   if (invalid !== undefined) return refused(invalid)
-  return make((chain) =>
+  return lift((chain) =>
     isRaised(signal) ? Effect.succeed(new Outcome.Pause(chain, { _tag: "StopRequested" })) : continued(chain)
   )
 }
@@ -57,7 +57,7 @@ export const checkStop = (signal: Signal): Step => {
  * @category steps
  * @since 0.1.0
  */
-export const checkAwaiting: Step = make((chain) => {
+export const checkAwaiting: Step = lift((chain) => {
   if (chain.pendingToolCalls.length === 0) return continued(chain)
   return Effect.succeed(waiting(chain) ?? new Outcome.Continue(chain))
 })
@@ -85,7 +85,7 @@ export const checkPause = <R = never>(
   const invalid = checkFunction(predicate, "checkPause predicate", "must be a function of the chain") ??
     checkPauseReason(reason, "checkPause reason")
   if (invalid !== undefined) return refused(invalid)
-  return make((chain) =>
+  return lift((chain) =>
     guarded(
       chain,
       "checkPause",

@@ -14,7 +14,7 @@ import * as Outcome from "../../Outcome.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import type { ToolResult } from "../../ToolCall.ts"
 import { blocksReturn, justRanTools } from "./roundState.ts"
-import { continued, make, refused, type Step } from "../step.ts"
+import { continued, lift, refused, type Step } from "../step.ts"
 
 /** @internal */
 export const show = (encoded: unknown): string => {
@@ -81,7 +81,7 @@ export const memoryOf = (options: ReturnOptions | undefined): DirectReturn.Memor
 /** @internal */
 export const checkReturnBehaviorStep = (options: ReturnOptions): Step => {
   const memory = memoryOf(options)
-  return make((chain) => {
+  return lift((chain) => {
     if (!justRanTools(chain)) return continued(chain)
     const results = chain.lastToolResults
     const compiled = compile(chain.toolkit)
@@ -157,7 +157,7 @@ export const checkDirectReturn = (options?: ReturnOptions): Step => {
   const invalid = checkObject(options, "checkDirectReturn options", true) ?? (checkReturnMemory(options?.returnMemory, "returnMemory") ?? checkReturnMemory(options?.memory, "memory"))
   if (invalid !== undefined) return refused(invalid)
   const memory = memoryOf(options)
-  return make((chain) => {
+  return lift((chain) => {
     if (!justRanTools(chain)) return continued(chain)
     const results = chain.lastToolResults
     let marked = false

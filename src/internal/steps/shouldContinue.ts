@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { Chain } from "../chain.ts"
 import { guarded } from "../guarded.ts"
 import * as Outcome from "../../Outcome.ts"
-import { continued, make, type Step } from "../step.ts"
+import { continued, lift, type Step } from "../step.ts"
 
 const stepped = (chain: Chain): Outcome.Outcome => new Outcome.Ok(chain, "step")
 
@@ -21,7 +21,7 @@ const stepped = (chain: Chain): Outcome.Outcome => new Outcome.Ok(chain, "step")
  */
 export const checkShouldContinue = (shouldContinue: ((chain: Chain) => boolean) | undefined): Step =>
   shouldContinue === undefined
-    ? make((chain) => Effect.succeed(stepped(chain)))
-    : make((chain) =>
+    ? lift((chain) => Effect.succeed(stepped(chain)))
+    : lift((chain) =>
       guarded(chain, "shouldContinue", () => shouldContinue(chain), (more) => (more ? continued(chain) : stepped(chain)))
     )

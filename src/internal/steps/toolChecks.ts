@@ -9,7 +9,7 @@ import { compile } from "../tools/compile.ts"
 import { InvalidInput, ToolNamesNotFound } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import { blocksReturn, justRanTools } from "./roundState.ts"
-import { continued, make, refused, type Step } from "../step.ts"
+import { continued, lift, refused, type Step } from "../step.ts"
 
 /**
  * Ends the loop with `Ok` (reason `"tool-used"`, `extra` = the result) when
@@ -32,7 +32,7 @@ export const checkUntilTool = (names: string | ReadonlyArray<string>): Step => {
   const invalid = checkToolNames(names, "checkUntilTool names")
   if (invalid !== undefined) return refused(invalid)
   const watched = new Set(typeof names === "string" ? [names] : names)
-  return make((chain) => {
+  return lift((chain) => {
     if (!justRanTools(chain)) return continued(chain)
     for (const result of chain.lastToolResults) {
       if (!blocksReturn(result) && watched.has(result.name)) {
@@ -57,7 +57,7 @@ export const checkToolsExist = (names: string | ReadonlyArray<string>, field: st
     (typeof names !== "string" && names.length === 0 ? new InvalidInput({ field, rule: "must name at least one tool", value: names }) : undefined)
   if (invalid !== undefined) return refused(invalid)
   const list = typeof names === "string" ? [names] : [...names]
-  return make((chain) => {
+  return lift((chain) => {
     const byName = compile(chain.toolkit).byName
     const missing = list.filter((name) => !byName.has(name))
     return missing.length === 0
@@ -82,7 +82,7 @@ export const checkToolsExist = (names: string | ReadonlyArray<string>, field: st
  * @category steps
  * @since 0.1.0
  */
-export const checkToolSuccess: Step = make((chain) => {
+export const checkToolSuccess: Step = lift((chain) => {
   if (justRanTools(chain)) {
     for (const result of chain.lastToolResults) if (blocksReturn(result)) return continued(chain)
     return Effect.succeed(new Outcome.Ok(chain, "tools-succeeded"))
