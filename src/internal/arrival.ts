@@ -37,6 +37,7 @@
 import type { Response } from "effect/ai"
 import { has, type Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
+import { messageOf } from "./describe.ts"
 
 /** @internal */
 export const maxIdLength = 256
@@ -91,6 +92,28 @@ const resultProblem = (part: Response.ToolResultPart<string, unknown, unknown>, 
   const problem = JsonBounds.check(part.result, limits) ?? JsonBounds.check(part.encodedResult, limits) ??
     JsonBounds.check(part.modelOutput, limits)
   return problem === undefined ? undefined : `the result was ${JsonBounds.describe(problem)}`
+}
+
+/**
+ * Why `answer` does not have the shape of a response — an array of
+ * objects, each with a string `type` — or `undefined`. Never throws (a
+ * JavaScript model may answer with anything, a revoked proxy included).
+ *
+ * @internal
+ */
+export const shapeProblem = (answer: unknown): string | undefined => {
+  try {
+    if (!Array.isArray(answer)) return `${answer === null ? "null" : typeof answer}, not a list of response parts`
+    for (let i = 0; i < answer.length; i++) {
+      const part: unknown = answer[i]
+      if (typeof part !== "object" || part === null || typeof (part as { readonly type?: unknown }).type !== "string") {
+        return `a list whose part ${i + 1} is not a response part (an object with a string type)`
+      }
+    }
+    return undefined
+  } catch (error) {
+    return `a value that cannot be read (${messageOf(error)})`
+  }
 }
 
 /** Provider metadata travels into the transcript: it must be storable too (usually it is empty). */

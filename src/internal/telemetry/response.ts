@@ -9,6 +9,15 @@ import type { Response } from "effect/ai"
 import type { Usage } from "../../RunEvent.ts"
 import { spanText } from "../tracing.ts"
 
+/** `usage[key].total` when it is a count, else `undefined`. */
+const totalOf = (usage: unknown, key: "inputTokens" | "outputTokens"): number | undefined => {
+  if (typeof usage !== "object" || usage === null) return undefined
+  const tokens: unknown = (usage as Record<typeof key, unknown>)[key]
+  if (typeof tokens !== "object" || tokens === null) return undefined
+  const total: unknown = (tokens as { readonly total?: unknown }).total
+  return typeof total === "number" && Number.isFinite(total) && total >= 0 ? total : undefined
+}
+
 /**
  * The finish part's reason and usage, if any.
  *
@@ -20,10 +29,14 @@ export const finishOf = (
   for (let i = parts.length - 1; i >= 0; i--) {
     const part = parts[i]
     if (part.type === "finish") {
+      // Read with care: a model written in JavaScript may leave any of it out.
+      const given: unknown = part.usage
       const usage: { inputTokens?: number; outputTokens?: number } = {}
-      if (part.usage.inputTokens.total !== undefined) usage.inputTokens = part.usage.inputTokens.total
-      if (part.usage.outputTokens.total !== undefined) usage.outputTokens = part.usage.outputTokens.total
-      return { reason: part.reason, usage }
+      const input = totalOf(given, "inputTokens")
+      const output = totalOf(given, "outputTokens")
+      if (input !== undefined) usage.inputTokens = input
+      if (output !== undefined) usage.outputTokens = output
+      return { reason: typeof part.reason === "string" ? part.reason : "unknown", usage }
     }
   }
   return { reason: "unknown", usage: {} }

@@ -70,15 +70,22 @@ class TimedOut {
 /**
  * The handler's effect for this call. Called when the call runs (every
  * caller is itself running), so no suspension is needed; a handler that
- * throws instead of returning an Effect is a defect of this call only.
+ * throws, or returns no Effect (an async function from JavaScript), is a
+ * defect of this call only.
  */
 const called = (handler: Handler, params: unknown, call: ToolCall): Effect.Effect<unknown, unknown> => {
   try {
-    return handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
+    const made: unknown = handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
+    return Effect.isEffect(made) ? made as Effect.Effect<unknown, unknown> : Effect.die(new Error(noEffect(made)))
   } catch (defect) {
     return Effect.die(defect)
   }
 }
+
+const noEffect = (made: unknown): string =>
+  made instanceof Promise
+    ? "the handler returned a Promise, not an Effect (wrap an async function in Effect.promise or Effect.tryPromise)"
+    : "the handler returned no Effect"
 
 /**
  * The handler's run: in the handler's own context plus the call's

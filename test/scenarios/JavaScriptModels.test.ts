@@ -1,0 +1,92 @@
+/**
+ * A model or a tool handler written in JavaScript, outside the types: a handler that returns
+ * no Effect (an async function) fails its own call; a model whose `generate` returns no Effect,
+ * fails with a plain `Error`, or answers with something that is not a list of response parts
+ * ends the run with `ModelCallFailed`; a finish part without usage is read as no usage. None of
+ * them dies, and none escapes `Effect.exit` (helper-39's probes).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cause, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
+import { Tool, Toolkit } from "effect/ai"
+import { Chain, ChatModel, Mode, type RunEvent } from "../../src/index.ts"
+
+/**
+ * `effect`'s exit as a caller observes it with `Effect.exit`. A non-Effect met by the runtime
+ * kills the fiber past `Effect.exit`; `runPromise` then rejects, reported here as an escape.
+ */
+const observe = async <A, E>(effect: Effect.Effect<A, E>): Promise<Exit.Exit<A, E> | "escaped"> => {
+  try {
+    return await Effect.runPromise(Effect.exit(effect))
+  } catch {
+    return "escaped"
+  }
+}
+
+const Echo = Tool.make("echo", { parameters: Schema.Struct({ q: Schema.String }), success: Schema.String })
+const toolkit = Toolkit.make(Echo)
+
+/** A ChatModel service written in JavaScript. */
+const custom = (generate: () => unknown, stream: () => unknown = () => Stream.empty) =>
+  Layer.succeed(ChatModel.ChatModel, { generate, stream } as unknown as ChatModel.ChatModel["Service"])
+
+describe("a tool handler that returns no Effect fails its own call; the run goes on", () => {
+  it.each([
+    { name: "an async function", handler: async () => "x", says: "the handler returned a Promise, not an Effect" },
+    { name: "null", handler: () => null, says: "the handler returned no Effect" }
+  ])("$name", async ({ handler, says }) => {
+    const model = ChatModel.scripted([{ toolCalls: [{ name: "echo", params: { q: "a" } }] }, { text: "done" }])
+    const exit = await observe(
+      Chain.run(Chain.make({ user: "hi", toolkit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([model.layer, toolkit.toLayer({ echo: handler as never })])
+      )
+    )
+    if (exit === "escaped" || Exit.isFailure(exit)) throw new Error(`the run did not succeed: ${exit === "escaped" ? exit : Cause.pretty(exit.cause)}`)
+    const [result] = exit.value.chain.lastToolResults
+    expect(result).toMatchObject({ id: "call_1_1", isFailure: true, failureOrigin: "handler" })
+    expect(String(result.encoded)).toContain(says)
+    expect(model.calls).toBe(2)
+  })
+})
+
+describe("a JavaScript model's broken answer ends the run with ModelCallFailed", () => {
+  it.each([
+    { name: "generate returns a Promise", generate: async () => [], says: "returned a Promise that is not an Effect" },
+    { name: "generate returns null", generate: () => null, says: "returned something that is not an Effect" },
+    { name: "generate fails with a plain Error", generate: () => Effect.fail(new Error("HTTP 500")), says: "HTTP 500" },
+    { name: "generate dies", generate: () => Effect.die(new Error("boom")), says: "boom" },
+    { name: "it answers null", generate: () => Effect.succeed(null), says: "the model answered with null, not a list of response parts" },
+    { name: "it answers a string", generate: () => Effect.succeed("hello"), says: "string, not a list of response parts" },
+    { name: "it answers [null]", generate: () => Effect.succeed([null]), says: "part 1 is not a response part" },
+    { name: "it answers later with [{}]", generate: () => Effect.as(Effect.yieldNow, [{}]), says: "part 1 is not a response part" }
+  ])("$name", async ({ generate, says }) => {
+    const chain = Chain.make({ user: "hi" })
+    const exit = await observe(Chain.run(chain, { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(custom(generate))))
+    if (exit === "escaped") throw new Error("escaped Effect.exit")
+    if (Exit.isSuccess(exit)) throw new Error("the run succeeded")
+    expect(Cause.hasDies(exit.cause)).toBe(false)
+    const error = Option.getOrThrow(Exit.findErrorOption(exit))
+    expect(error.reason._tag).toBe("ModelCallFailed")
+    expect(error.message).toContain(says)
+    expect(error.chain.messages).toEqual(chain.messages)
+  })
+})
+
+describe("a finish part without usable usage is read as no usage", () => {
+  it.each([
+    { name: "usage null", usage: null },
+    { name: "usage a string", usage: "lots" },
+    { name: "token counts null", usage: { inputTokens: null, outputTokens: { total: -1 } } }
+  ])("$name: Chain.stream finishes, its event reports no usage", async ({ usage }) => {
+    const parts = [{ type: "text-delta", id: "t", delta: "hi" }, { type: "finish", reason: "stop", usage }]
+    const events: Array<RunEvent.RunEvent> = []
+    const exit = await observe(
+      Stream.runForEach(Chain.stream(Chain.make({ user: "hi" }), { mode: Mode.whileNeedsResponse }), (event) =>
+        Effect.sync(() => events.push(event))).pipe(
+          Effect.provide(custom(() => Effect.succeed(parts), () => Stream.fromIterable(parts)))
+        )
+    )
+    if (exit === "escaped" || Exit.isFailure(exit)) throw new Error(`the stream failed: ${exit === "escaped" ? exit : Cause.pretty(exit.cause)}`)
+    const finished = events.find((event) => event._tag === "ModelCallFinished")
+    expect(finished).toMatchObject({ _tag: "ModelCallFinished", finishReason: "stop", usage: {} })
+  })
+})
