@@ -16,7 +16,7 @@
 import { Inspectable, Redactable, Schema } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
-import { describeValue, headStack, hide, listed, printed, shownId } from "./internal/errorText.ts"
+import { describeValue, headStack, hide, listed, printed, shownId, untaggedFailure } from "./internal/errorText.ts"
 import { redactSecrets } from "./internal/redact.ts"
 import { OutputInvalid } from "./internal/structured/outputInvalid.ts"
 
@@ -511,10 +511,15 @@ const reasons = [
  * @category utils
  * @since 0.2.0
  */
-export const reasonOf = (failure: StepFailure): Reason =>
-  failure instanceof ScriptExhausted || failure instanceof StepFailed || reasons.some((C) => failure instanceof C)
-    ? failure as Reason
-    : new StepFailed({ failure })
+export const reasonOf = (failure: StepFailure): Reason => {
+  try {
+    if (failure instanceof ScriptExhausted || failure instanceof StepFailed || reasons.some((C) => failure instanceof C)) return failure as Reason
+    if (isStepFailure(failure)) return new StepFailed({ failure })
+  } catch {
+    // a revoked proxy, or a getter that throws: not a failure it can keep
+  }
+  return new StepFailed({ failure: untaggedFailure(failure) })
+}
 
 /**
  * What `Chain.run` fails with: the error that ended the loop (`reason`) and

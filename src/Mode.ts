@@ -33,6 +33,7 @@ import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
 import { lift, runSteps, stepsOf, type Then } from "./internal/step.ts"
+import { type Contract, heldToContract } from "./internal/contract.ts"
 
 /**
  * Options every built-in mode reads (declared, defaulted and checked in one
@@ -83,6 +84,9 @@ const checked = <R>(mode: Mode<R>): Mode<R> => (chain, options) => {
   return invalid === undefined ? mode(chain, options) : Effect.succeed(new Outcome.Error(chain, invalid))
 }
 
+/** What a {@link loop} body is held to (see ./internal/contract.ts). */
+const bodyContract: Contract = { field: "Mode.loop body", rule: "must be a function (self: Effect<Outcome>) => Effect<Outcome>" }
+
 /** Rounds of {@link loop} running inside one another on the JavaScript stack, all runs together. */
 let nested = 0
 const maxNested = 16
@@ -117,7 +121,9 @@ export const loop = <R>(
   const steps = stepsOf(body)
   if (steps === undefined) {
     const again = Step.continueOrDone((c: Chain) => go(c))
-    const go = (c: Chain): Effect.Effect<Outcome.Outcome, never, R> => again(body(Step.start(c)))
+    // A body that is not made of steps alone is held to its contract each round (from JavaScript it may break it).
+    const go = (c: Chain): Effect.Effect<Outcome.Outcome, never, R> =>
+      again(heldToContract<R>(c, bodyContract, () => body(Step.start(c))))
     return chain.needsResponse ? go(chain) : done(chain)
   }
   // The body built once for the run, and the loop's own end after it.

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { safeString } from "./describe.ts"
+import { describe, safeString } from "./describe.ts"
 import { redactedShort, redactSecrets } from "./redact.ts"
 
 /** @internal makes an own property non-enumerable (still readable and writable) */
@@ -81,3 +81,14 @@ export const listed = (items: ReadonlyArray<string>, show: (item: string) => str
   const shown = items.slice(0, 10).map(show).join(", ")
   return items.length > 10 ? `${shown} and ${items.length - 10} more` : shown
 }
+
+/**
+ * @internal what a step's `Error` outcome held, as a failure with a `_tag`
+ * and a `message`, when it was not one (from JavaScript: a string, a plain
+ * `Error`, `null`)
+ */
+export const untaggedFailure = (failure: unknown): { readonly _tag: string; readonly message: string } => ({
+  _tag: "UntaggedFailure",
+  message: `a step ended the loop with Outcome.Error holding ${redactedShort(describe(failure), maxShown)}, not a failure ` +
+    `with a _tag and a message: give Outcome.Error a Schema.TaggedError`
+})

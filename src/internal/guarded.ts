@@ -6,7 +6,7 @@
  * @internal
  */
 import { Cause, Effect } from "effect"
-import type { Chain } from "./chain.ts"
+import { type Chain, isChain } from "./chain.ts"
 import { PolicyFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
 import * as Outcome from "../Outcome.ts"
@@ -47,6 +47,15 @@ export const guarded = <A, R>(
     : next(value)
 }
 
-/** @internal whether `u` (what a user's function gave) is an outcome of the loop */
-export const isOutcome = (u: unknown): u is Outcome.Outcome =>
-  u instanceof Outcome.Ok || u instanceof Outcome.Pause || u instanceof Outcome.Error || u instanceof Outcome.Continue
+/**
+ * @internal whether `u` (what a user's function gave) is an outcome of the
+ * loop holding a chain; never throws (a revoked proxy is not one)
+ */
+export const isOutcome = (u: unknown): u is Outcome.Outcome => {
+  try {
+    return (u instanceof Outcome.Ok || u instanceof Outcome.Pause || u instanceof Outcome.Error || u instanceof Outcome.Continue) &&
+      isChain(u.chain)
+  } catch {
+    return false
+  }
+}
