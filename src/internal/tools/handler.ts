@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Cause, Context, Duration, Effect, Exit, Fiber, Option, type Schema } from "effect"
+import { Cause, Context, Duration, Effect, Exit, Fiber, Option, Result, type Schema } from "effect"
 import { AiError } from "effect/ai"
 import { type Cell, CurrentCall } from "../directReturn.ts"
 import { isInterrupted, raceInterrupt, type StopSignal } from "../stopSignal.ts"
@@ -116,8 +116,34 @@ const running = (
   return stop === undefined ? run : cuttable(run, stop)
 }
 
-const normalizeFailure = (name: string, error: unknown): unknown =>
-  AiError.isAiErrorReason(error) ? AiError.make({ module: "loopwork", method: `${name}.handle`, reason: error }) : error
+const normalizeFailure = (name: string, error: unknown): unknown => {
+  try {
+    return AiError.isAiErrorReason(error) ? AiError.make({ module: "loopwork", method: `${name}.handle`, reason: error }) : error
+  } catch {
+    return error // a value that cannot be read (a revoked proxy) is no AiError
+  }
+}
+
+/** Whether `u` is one of the markers of this module; a value that cannot be read (a revoked proxy) is not. */
+const isOwn = <C>(u: unknown, Class: abstract new(...args: never) => C): u is C => {
+  try {
+    return u instanceof Class
+  } catch {
+    return false
+  }
+}
+
+/** Whether `u` can be read at all: a revoked proxy throws on every operation. */
+const readable = (u: unknown): boolean => {
+  try {
+    Array.isArray(u)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const notEncoded = Result.fail(undefined)
 
 /** How a handler's run that did not succeed ended. Interruption propagates. */
 const failedOutcome = (
@@ -127,13 +153,18 @@ const failedOutcome = (
 ): Effect.Effect<HandlerOutcome> => {
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const found = Cause.findError(cause)
-  if (found._tag === "Success" && found.success instanceof CutShort) return Effect.succeed(cut)
-  if (found._tag === "Success" && found.success instanceof TimedOut) {
+  if (found._tag === "Success" && isOwn(found.success, CutShort)) return Effect.succeed(cut)
+  if (found._tag === "Success" && isOwn(found.success, TimedOut)) {
     return Effect.succeed({ _tag: "TimedOut", after: found.success.after })
+  }
+  if (found._tag === "Success" && !readable(found.success)) {
+    const defect = new Error("the handler failed with a value that cannot be read (a revoked proxy)")
+    return Effect.succeed({ _tag: "Died", defect, message: `Tool '${call.name}' failed unexpectedly: ${defect.message}` })
   }
   if (found._tag === "Success") {
     const error = normalizeFailure(call.name, found.success)
-    return Effect.map(Effect.result(entry.encodeFailure(error)), (encoded) => ({
+    const encoding = Effect.catchDefect(Effect.result(entry.encodeFailure(error)), () => Effect.succeed(notEncoded))
+    return Effect.map(encoding, (encoded) => ({
       _tag: "Raised",
       error,
       encoded: encoded._tag === "Success" ? { value: encoded.success } : undefined,
