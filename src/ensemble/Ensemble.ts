@@ -47,7 +47,7 @@ import type { ChatModel } from "../ChatModel.ts"
 import { eventStream } from "../internal/eventStream.ts"
 import * as Internal from "./internal/ensemble.ts"
 import type { ErrorStrategy } from "./internal/parallel.ts"
-import { isCount } from "./internal/rules.ts"
+import { isCount, show } from "./internal/rules.ts"
 import * as Run from "./internal/run.ts"
 import { validateConfig } from "./internal/ensembleConfig.ts"
 import type * as Agent from "./Agent.ts"
@@ -262,10 +262,15 @@ export const stream = <R>(
   inputs: Readonly<Record<string, string>> = {},
   options?: { readonly bufferSize?: number | undefined }
 ): Stream.Stream<EnsembleEvent, EnsembleError, ChatModel | R> => {
-  const bufferSize = options?.bufferSize ?? 256
+  let bufferSize: unknown
+  try {
+    bufferSize = options?.bufferSize ?? 256
+  } catch {
+    bufferSize = "an option that cannot be read"
+  }
   if (!isCount(bufferSize, 1)) {
     return Stream.fail(
-      new ValidationError({ message: `Ensemble.stream: bufferSize must be a whole number of events, at least 1 (got ${bufferSize})` })
+      new ValidationError({ message: `Ensemble.stream: bufferSize must be a whole number of events, at least 1 (got ${show(bufferSize)})` })
     )
   }
   return eventStream(bufferSize, (publish) => Effect.provideService(run(ensemble, inputs), Sink, { publish }))

@@ -12,8 +12,9 @@ import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import { redactedShort } from "./redact.ts"
+import { messageOf } from "./describe.ts"
 import * as MessageCodec from "./messageCodec.ts"
-import { checkObject, isToolkit } from "./checks.ts"
+import { checkObject, isToolkit, readably } from "./checks.ts"
 import * as Signature from "./signature.ts"
 import { type ToolResult, ToolResultEncoded } from "../ToolCall.ts"
 import { Chain, emptyToolkit } from "./chain.ts"
@@ -91,9 +92,12 @@ const decodeDocument = Schema.decodeUnknownEffect(Document)
  * @since 0.1.0
  */
 export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typeof Document.Encoded, ChainCodecError> => {
-  const invalid = chainProblem(chain, false) ?? checkObject(options, "options", true)
+  let signingKey: EncodeOptions["signingKey"]
+  const invalid = chainProblem(chain, false) ?? readably("options", () => {
+    signingKey = options?.signingKey
+    return checkObject(options, "options", true)
+  })
   if (invalid !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: invalid.message }))
-  const signingKey = options?.signingKey
   if (signingKey !== undefined) {
     const problem = Signature.keyProblem(signingKey)
     if (problem !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: problem }))
@@ -114,12 +118,13 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
       )
     })
   )
-  if (signingKey === undefined) return encoded
+  const key = signingKey
+  if (key === undefined) return encoded
   return Effect.map(encoded, (document) => {
     // Signed as stored: a -0 (a model may send one) is the 0 that JSON.stringify writes, so the
     // document kept as an object verifies as its JSON text does.
     const stored = holdsNegativeZero(document) ? JSON.parse(JSON.stringify(document)) as typeof document : document
-    return { ...stored, signature: Signature.sign(stored, signingKey) }
+    return { ...stored, signature: Signature.sign(stored, key) }
   })
 }
 
@@ -291,11 +296,17 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     if (options !== undefined && (typeof options !== "object" || options === null)) {
       return yield* decodeFailure("the options must be an object ({ toolkit, signingKey })")
     }
-    const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, options?.signingKey)))
+    let given: Pick<DecodeOptions<Tools>, "signingKey" | "toolkit"> | undefined
+    try {
+      given = { signingKey: options?.signingKey, toolkit: options?.toolkit }
+    } catch (error) {
+      return yield* decodeFailure(`the options cannot be read (${redactedShort(messageOf(error), 200)})`)
+    }
+    const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, given.signingKey)))
     const document = yield* decodeDocument(envelope).pipe(
       Effect.mapError((error) => decodeFailure(error.message))
     )
-    const toolkit: Toolkit.Any = options?.toolkit ?? emptyToolkit
+    const toolkit: Toolkit.Any = given.toolkit ?? emptyToolkit
     if (!isToolkit(toolkit)) {
       return yield* decodeFailure("the toolkit option must be a Toolkit (Toolkit.make(...))")
     }

@@ -9,7 +9,7 @@ import { Cause, Exit, Schema, SchemaIssue } from "effect"
 import { Prompt, Toolkit } from "effect/ai"
 import type { Tool } from "effect/ai"
 import { redactSecrets } from "./redact.ts"
-import { checkObject, isToolkit } from "./checks.ts"
+import { checkObject, isToolkit, readably } from "./checks.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { bareChain, Chain, emptyToolkit, freshChain, isChain, type Json } from "./chain.ts"
 
@@ -66,7 +66,7 @@ export interface MakeOptions<Tools extends Record<string, Tool.Any>> {
  * @since 0.1.0
  */
 export const make = <Tools extends Record<string, Tool.Any> = {}>(options: MakeOptions<Tools>): Chain<Tools> => {
-  const problem = isCommonShape(options) ? undefined : makeProblem(options)
+  const problem = readably("Chain.make options", () => isCommonShape(options) ? undefined : makeProblem(options))
   if (problem !== undefined) return refusedChain(problem)
   const messages: Array<Prompt.Message> = []
   if (options.system !== undefined) messages.push(Prompt.systemMessage({ content: options.system }))

@@ -14,9 +14,11 @@ import { PauseReason } from "../Outcome.ts"
 import { problemOf as signalProblem, SignalImpl } from "./stopSignal.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
+import { messageOf } from "./describe.ts"
+import { redactedShort } from "./redact.ts"
 
 /** @internal */
-export const isPositiveInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u > 0
+export const isPositiveInt = (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u > 0
 
 /** @internal */
 export const isNonNegativeInt = (u: unknown): boolean => typeof u === "number" && Number.isInteger(u) && u >= 0
@@ -61,6 +63,24 @@ export const checkObject = (value: unknown, field: string, optional = false): In
   (optional && value === undefined) || (typeof value === "object" && value !== null && !Array.isArray(value))
     ? undefined
     : new InvalidInput({ field, rule: "must be an object of options", value })
+
+/**
+ * `check()`, with a read that throws (a getter, a revoked proxy from
+ * JavaScript) becoming an `InvalidInput` on `field` instead of a defect.
+ *
+ * @internal
+ */
+export const readably = (field: string, check: () => InvalidInput | undefined): InvalidInput | undefined => {
+  try {
+    return check()
+  } catch (error) {
+    return new InvalidInput({
+      field,
+      rule: `must be an object of options whose fields can be read (reading it threw: ${redactedShort(messageOf(error), 200)})`,
+      value: "(not shown)"
+    })
+  }
+}
 
 /** @internal */
 export const checkFunction = (value: unknown, field: string, rule: string): InvalidInput | undefined =>

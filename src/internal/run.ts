@@ -18,7 +18,7 @@ import { compile } from "./tools/compile.ts"
 import { eventStream } from "./eventStream.ts"
 import { StreamObserver } from "./streamObserver.ts"
 import { defaults, validateOptions, whileChecked } from "./options.ts"
-import { checkFunction, checkObject, isPositiveInt, validateToolkit } from "./checks.ts"
+import { checkFunction, checkObject, isPositiveInt, readably, validateToolkit } from "./checks.ts"
 import { withRunSpanIn } from "./tracing.ts"
 import { agentSpan } from "./telemetry/agentSpan.ts"
 import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, reasonOf, RunError } from "../LoopError.ts"
@@ -137,9 +137,11 @@ const modeRule = "must be a Mode: a function (chain, options) => Effect<Outcome>
 /** The first problem of `run`'s input, in the order a reader fixes them: the chain, then the options. */
 const runProblem = (input: unknown, chain: Chain, options: unknown): InvalidInput | undefined =>
   chainProblem(input, true) ??
-    checkObject(options, "options") ??
-    checkFunction((options as RunOptions<unknown>).mode, "mode", modeRule) ??
-    validateOptions(options as Options) ??
+    readably("options", () =>
+      checkObject(options, "options") ??
+        checkFunction((options as RunOptions<unknown>).mode, "mode", modeRule) ??
+        validateOptions(options as Options)
+    ) ??
     validateToolkit(chain.toolkit) ??
     (chain.messages.length === 0
       ? new InvalidInput({ field: "chain.messages", rule: "a chain needs at least one message to run", value: [] })
@@ -303,7 +305,12 @@ export const stream = <Tools extends Record<string, Tool.Any>, R = ChatModel, O 
   chain: Chain<Tools>,
   options: StreamOptions<R, O>
 ): Stream.Stream<RunEvent, RunError, R | HandlersOf<Tools>> => {
-  const bufferSize = (isRecord(options) ? options.bufferSize : undefined) ?? 256
+  let bufferSize: unknown
+  const unreadable = readably("options", () => {
+    bufferSize = (isRecord(options) ? options.bufferSize : undefined) ?? 256
+    return undefined
+  })
+  if (unreadable !== undefined) return Stream.fail(new RunError({ reason: unreadable, chain: isChain(chain) ? chain : noChain }))
   if (!isPositiveInt(bufferSize)) {
     return Stream.fail(
       new RunError({

@@ -46,7 +46,11 @@ export const show = (u: unknown): string => {
   }
   if (typeof u === "function") return "a function"
   if (typeof u === "symbol") return "a symbol"
-  if (Array.isArray(u)) return `an array of ${u.length}`
+  try {
+    if (Array.isArray(u)) return `an array of ${u.length}`
+  } catch {
+    return "an object that cannot be read"
+  }
   return "an object"
 }
 

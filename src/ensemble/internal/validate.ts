@@ -8,7 +8,8 @@
  *
  * @internal
  */
-import { redactSecrets } from "../../internal/redact.ts"
+import { redactedShort, redactSecrets } from "../../internal/redact.ts"
+import { messageOf } from "../../internal/describe.ts"
 import { type Context, Effect, Predicate, Result } from "effect"
 import * as ExternalTool from "../../ExternalTool.ts"
 import type * as Agent from "../Agent.ts"
@@ -55,6 +56,15 @@ export interface Checked {
  * @internal
  */
 export const checkRunNow = (ensemble: Fields, inputs: unknown): Result.Result<Checked, ValidationError> => {
+  try {
+    return checkReadable(ensemble, inputs)
+  } catch (error) {
+    // A getter that throws or a revoked proxy, from JavaScript.
+    return invalid(`Ensemble.run was given a value that cannot be read (${redactedShort(messageOf(error), 200)})`)
+  }
+}
+
+const checkReadable = (ensemble: Fields, inputs: unknown): Result.Result<Checked, ValidationError> => {
   if (!Predicate.isTagged(ensemble, "Ensemble")) {
     return invalid(`Ensemble.run expects an ensemble made by Ensemble.make, got: ${show(ensemble)}`)
   }
