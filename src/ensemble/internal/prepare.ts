@@ -6,13 +6,17 @@
  *
  * @internal
  */
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Cause, Context, Effect, Layer, type Scope } from "effect"
 import { ChatModel } from "../../ChatModel.ts"
 import { CurrentDurability } from "../../internal/durability.ts"
 import * as Budget from "./budget.ts"
 import type { Delegations } from "./delegation.ts"
 import type { Fields } from "./ensemble.ts"
 import * as Guard from "./guard.ts"
+import { TaskExecutionError } from "../EnsembleError.ts"
+import { managerRole } from "./hierarchical.ts"
+import { messageOf } from "../../internal/describe.ts"
+import { redactedShort } from "../../internal/redact.ts"
 
 /** @internal the distinct model layers a run builds: the agents' own and, HIERARCHICAL, the manager's */
 export const modelLayers = (ensemble: Fields): ReadonlyArray<Layer.Layer<ChatModel>> => {
@@ -44,14 +48,30 @@ const noModels: ReadonlyMap<Layer.Layer<ChatModel>, Context.Context<ChatModel>> 
  *
  * @internal
  */
-export const prepare = (ensemble: Fields): Effect.Effect<Delegations, never, ChatModel | Scope.Scope> => {
+export const prepare = (ensemble: Fields): Effect.Effect<Delegations, TaskExecutionError, ChatModel | Scope.Scope> => {
   const layers = modelLayers(ensemble)
   return Effect.flatMap(
-    Effect.forEach(layers, (layer) => Layer.build(layer)),
+    Effect.forEach(layers, (layer) => built(ensemble, layer)),
     (contexts) =>
       Effect.contextWith((context: Context.Context<ChatModel>) => Effect.succeed(prepared(ensemble, layers, contexts, context)))
   )
 }
+
+/**
+ * `layer` built; a layer that fails or dies (a missing API key, say) fails
+ * the run with `TaskExecutionError` naming the first agent that brings it,
+ * before any task starts. An interruption goes on.
+ */
+const built = (ensemble: Fields, layer: Layer.Layer<ChatModel>): Effect.Effect<Context.Context<ChatModel>, TaskExecutionError, Scope.Scope> =>
+  Effect.catchCause(Layer.build(layer), (cause: Cause.Cause<unknown>) =>
+    Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(
+      new TaskExecutionError({
+        taskDescription: "(before any task started)",
+        agentRole: ensemble.agents.find((agent) => agent.llm === layer)?.role ?? managerRole,
+        reason: `the agent's model layer (llm) failed to build: ${redactedShort(messageOf(Cause.squash(cause)), 500)}`,
+        completedOutputs: []
+      })
+    ))
 
 /** A built model's context, its model counted against `budget`. */
 const counted = (budget: Budget.Budget, built: Context.Context<ChatModel>): Context.Context<ChatModel> =>
