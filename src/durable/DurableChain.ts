@@ -27,6 +27,7 @@ import { outputOf } from "../internal/structured/run.ts"
 import { outputJson } from "../internal/structured/outputJson.ts"
 import type { StructuredOutput } from "../StructuredOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
+import { checkObject, isToolkit } from "../internal/checks.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { type AnswerError, NotDurableChain } from "./DurableError.ts"
 import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
@@ -142,6 +143,11 @@ export const workflow = <
   Tools extends Record<string, Tool.Any>,
   R = ChatModel
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
+  // From JavaScript anything may come: an InvalidInput, never a TypeError.
+  const shape = checkObject(options, "options") ?? (isToolkit((options as { readonly toolkit?: unknown }).toolkit)
+    ? undefined
+    : new InvalidInput({ field: "toolkit", rule: "must be a Toolkit (Toolkit.make(...)), the chain's", value: "(not shown)" }))
+  if (shape !== undefined) throw shape
   const { chain, idempotencyKey, input, toolkit, transactional, version, ...run } = options
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
     throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
