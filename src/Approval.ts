@@ -26,6 +26,7 @@ import { Effect, Function, Result, Schema } from "effect"
 import type { Tool } from "effect/ai"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
+import { chainOrThrow } from "./internal/chainInput.ts"
 import { checkParamsFor, unstorable, waitingIds, withEdits } from "./internal/round.ts"
 import { snapshot } from "./internal/snapshot.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
@@ -106,7 +107,8 @@ export const reject = (message?: string): Decision =>
 export const edit = (params: unknown): Decision => ({ _tag: "Edit", params })
 
 /**
- * The calls of a chain waiting for a decision.
+ * The calls of a chain waiting for a decision. Given something that is not a chain (from
+ * JavaScript), it throws `InvalidInput` (`chain`).
  *
  * @example
  * ```ts
@@ -120,7 +122,7 @@ export const edit = (params: unknown): Decision => ({ _tag: "Edit", params })
  * @since 0.1.0
  */
 export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
-  chain.pendingToolCalls.filter((call) => chain.callStates.get(call.id)?._tag === "AwaitingApproval")
+  chainOrThrow(chain).pendingToolCalls.filter((call) => chain.callStates.get(call.id)?._tag === "AwaitingApproval")
 
 const decodeDecisions = Schema.decodeUnknownEffect(Schema.Record(Schema.String, Decision))
 
@@ -170,7 +172,8 @@ export const decide: {
     if (Result.isFailure(copied)) {
       return yield* new InvalidInput({ field: "approval decisions", rule: `must be plain data: ${copied.failure}`, value: "(not shown)" })
     }
-    const decisions = yield* decodeDecisions(copied.success).pipe(
+    // A key no decision has (`{ _tag: "Reject", mesage: "…" }`) is refused, not dropped: the human meant something by it.
+    const decisions = yield* decodeDecisions(copied.success, { onExcessProperty: "error" }).pipe(
       Effect.mapError((error) =>
         new InvalidInput({
           field: "approval decisions",

@@ -24,6 +24,7 @@ import { Context, Effect, Function, Result, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
+import { chainOrThrow } from "./internal/chainInput.ts"
 import { encodeResultFor, unstorable, waitingIds } from "./internal/round.ts"
 import { snapshot } from "./internal/snapshot.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
@@ -108,7 +109,8 @@ const isTool = (u: unknown): u is Tool.Any =>
 export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotations, Annotation)
 
 /**
- * The calls of a chain waiting for an external result.
+ * The calls of a chain waiting for an external result. Given something
+ * that is not a chain (from JavaScript), it throws `InvalidInput` (`chain`).
  *
  * @example
  * ```ts
@@ -122,7 +124,7 @@ export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotati
  * @since 0.1.0
  */
 export const pending = (chain: Chain): ReadonlyArray<ToolCall> =>
-  chain.pendingToolCalls.filter((call) => chain.callStates.get(call.id)?._tag === "AwaitingResult")
+  chainOrThrow(chain).pendingToolCalls.filter((call) => chain.callStates.get(call.id)?._tag === "AwaitingResult")
 
 /**
  * What the caller gives back for one external call: its `result` (in the

@@ -19,7 +19,11 @@ import { InvalidInput } from "./LoopError.ts"
  * - `times`: retries after the first attempt (default 3).
  * - `base`: the first delay, doubled each retry (default 500 ms).
  * - `max`: the longest backoff delay (default 30 s); a longer `retry-after`
- *   from the provider still wins.
+ *   from the provider still wins, up to `maxRetryAfter`.
+ * - `maxRetryAfter`: the longest `retry-after` a provider may ask for
+ *   (default 5 minutes). A provider that asks for longer (an hour, or a
+ *   `retry-after` of 1e308 seconds) is not waited for: the call fails with
+ *   its error, whose `retryAfterMillis` says when to come back.
  *
  * @example
  * ```ts
@@ -35,6 +39,7 @@ export interface Options {
   readonly times?: number | undefined
   readonly base?: Duration.Input | undefined
   readonly max?: Duration.Input | undefined
+  readonly maxRetryAfter?: Duration.Input | undefined
 }
 
 /**
@@ -71,22 +76,23 @@ export const isRetryable = (error: ChatModelError): boolean =>
  * @category utils
  * @since 0.1.0
  */
-export const retryAfter = (error: ChatModelError): Duration.Duration =>
-  error._tag === "ModelCallFailed" && error.retryAfterMillis !== undefined
-    ? Duration.millis(error.retryAfterMillis)
-    : Duration.zero
+export const retryAfter = (error: ChatModelError): Duration.Duration => {
+  const millis = error._tag === "ModelCallFailed" ? error.retryAfterMillis : undefined
+  // From a provider: NaN or a negative wait is no wait; an endless one stays endless (and is not waited for).
+  return millis === undefined || !(millis > 0) ? Duration.zero : Duration.millis(millis)
+}
 
 /** The first problem of `schedule`'s options, if any. */
 const optionsProblem = (options: unknown): InvalidInput | undefined => {
   if (options === undefined) return undefined
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    return new InvalidInput({ field: "ModelRetry.schedule options", rule: "must be an object { times?, base?, max? }", value: options })
+    return new InvalidInput({ field: "ModelRetry.schedule options", rule: "must be an object { times?, base?, max?, maxRetryAfter? }", value: options })
   }
-  const { base, max, times } = options as Options
+  const { base, max, maxRetryAfter, times } = options as Options
   if (times !== undefined && !isNonNegativeInt(times)) {
     return new InvalidInput({ field: "ModelRetry.schedule times", rule: "must be a whole number of retries, at least 0", value: times })
   }
-  for (const [field, value] of [["base", base], ["max", max]] as const) {
+  for (const [field, value] of [["base", base], ["max", max], ["maxRetryAfter", maxRetryAfter]] as const) {
     if (value !== undefined && !isPositiveDuration(value)) {
       return new InvalidInput({
         field: `ModelRetry.schedule ${field}`,
@@ -131,9 +137,12 @@ export const schedule = (options?: Options): Schedule.Schedule<Duration.Duration
   }
   const times = options?.times ?? 3
   const max = Duration.fromInputUnsafe(options?.max ?? "30 seconds")
+  const longest = Duration.fromInputUnsafe(options?.maxRetryAfter ?? "5 minutes")
   const backoff: Schedule.Schedule<Duration.Duration, ChatModelError> = Schedule.exponential(options?.base ?? "500 millis")
   return backoff.pipe(
-    Schedule.while(({ attempt, input }) => attempt <= times && isRetryable(input)),
+    Schedule.while(({ attempt, input }) =>
+      attempt <= times && isRetryable(input) && Duration.isLessThanOrEqualTo(retryAfter(input), longest)
+    ),
     Schedule.modifyDelay(({ duration, input }) => Effect.succeed(Duration.max(Duration.min(duration, max), retryAfter(input))))
   )
 }

@@ -208,6 +208,16 @@ export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
  * `run` also checks the toolkit, which `encode` does not store.
  */
 /** @internal */
+/**
+ * @internal `chain`, checked for a synchronous function whose JavaScript
+ * caller may pass anything: what is not a chain throws `InvalidInput`
+ * (`chain`), never a `TypeError`
+ */
+export const chainOrThrow = <C extends Chain>(chain: C): C => {
+  if (isChain(chain)) return chain
+  throw new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
+}
+
 export const chainProblem = (chain: unknown, withToolkit: boolean): InvalidInput | undefined => {
   if (!isChain(chain)) {
     return new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })

@@ -118,6 +118,26 @@ export interface ModelInfo {
 }
 
 /**
+ * @internal a model's `info` as the loop reads it: a copy, or `undefined`
+ * when there is none or it cannot be read (a JavaScript model's getter that
+ * throws); a name that is not a string reads as "unknown"
+ */
+export const infoOf = (model: { readonly info?: ModelInfo | undefined } | undefined): ModelInfo | undefined => {
+  try {
+    const info: unknown = model?.info
+    if (typeof info !== "object" || info === null) return undefined
+    const { model: name, provider, structuredOutputs } = info as Partial<Record<keyof ModelInfo, unknown>>
+    return {
+      provider: typeof provider === "string" ? provider : "unknown",
+      model: typeof name === "string" ? name : "unknown",
+      structuredOutputs: structuredOutputs === true
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * The `ChatModel` service.
  *
  * @example

@@ -11,6 +11,7 @@ import { Cause, type Context, Effect, Exit, type Schedule, Stream } from "effect
 import { Response } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
+import { infoOf } from "./chatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 import { unknownToolName } from "./contentFree.ts"
 import { messageOf } from "./describe.ts"
@@ -302,6 +303,24 @@ const observedAttempt = (
 }
 
 /**
+ * `once` retried by `retry`. A schedule that throws or dies (a JavaScript
+ * predicate) fails the call with `ModelCallFailed` rather than the run with
+ * a defect: every defect of the model itself is a failure already.
+ */
+const retrying = (
+  once: Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>,
+  retry: Schedule.Schedule<unknown, ChatModelError>
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
+  Effect.catchDefect(Effect.retry(once, retry), (defect) =>
+    Effect.fail(
+      new ModelCallFailed({
+        description: `the retry schedule failed unexpectedly: ${messageOf(defect)}`,
+        cause: defect,
+        retryable: false
+      })
+    ))
+
+/**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
  * observed by `observer`, traced as a `chat` span (when traced). An observed
  * response is checked (`Arrival.normalize`: call ids unique in the chain,
@@ -331,8 +350,8 @@ export const callModel = (
     : retry === undefined
     ? safelyNow(() => generateNow(model, request))
     : safely(() => generateNow(model, request))
-  const retried = retry === undefined ? once : Effect.retry(once, retry)
-  if (run.traced) return chatSpan(context, model.info, request.prompt, call, retried)
+  const retried = retry === undefined ? once : retrying(once, retry)
+  if (run.traced) return chatSpan(context, infoOf(model), request.prompt, call, retried)
   // Untraced: metrics only when asked for explicitly.
-  return run.metrics === "on" ? metered(retried, labelsOf(model.info)) : retried
+  return run.metrics === "on" ? metered(retried, labelsOf(infoOf(model))) : retried
 }

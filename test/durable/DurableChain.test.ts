@@ -72,6 +72,10 @@ describe("DurableChain on the memory engine", () => {
       for (let level = 0; level < 100_000; level++) deep = [deep]
       const deepEdit = yield* Effect.flip(DurableChain.decide(Support, id, { c2: Approval.edit(deep) }))
       expect(deepEdit._tag).toBe("InvalidInput")
+      // A key no decision has is refused, not dropped: the human meant the model to read "mesage".
+      const typo = yield* Effect.flip(DurableChain.decide(Support, id, { c2: { _tag: "Reject", mesage: "too much" } as never }))
+      expect(typo._tag).toBe("InvalidInput")
+      expect(typo.message).toContain("mesage")
       expect(yield* DurableChain.pending(Support, id)).toHaveLength(1)
       yield* DurableChain.decide(Support, id, { c2: Approval.edit({ amount: 5 }) })
       yield* DurableChain.decide(Support, id, { c2: Approval.edit({ amount: 5 }) })

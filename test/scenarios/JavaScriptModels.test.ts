@@ -3,12 +3,15 @@
  * no Effect (an async function) fails its own call; a model whose `generate` returns no Effect,
  * fails with a plain `Error`, or answers with something that is not a list of response parts
  * ends the run with `ModelCallFailed`; a finish part without usage is read as no usage. None of
- * them dies, and none escapes `Effect.exit` (helper-39's probes).
+ * them dies, and none escapes `Effect.exit` (helper-39's probes). A model whose `info` getter
+ * throws is a model without info: traced, structured and ensemble runs go on.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Chain, ChatModel, Mode, type RunEvent } from "../../src/index.ts"
+import { Chain, ChatModel, Mode, type RunEvent, StructuredOutput } from "../../src/index.ts"
+import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
+import { recording } from "../support/recordingTracer.ts"
 
 /**
  * `effect`'s exit as a caller observes it with `Effect.exit`. A non-Effect met by the runtime
@@ -89,4 +92,45 @@ describe("a finish part without usable usage is read as no usage", () => {
     const finished = events.find((event) => event._tag === "ModelCallFinished")
     expect(finished).toMatchObject({ _tag: "ModelCallFinished", finishReason: "stop", usage: {} })
   })
+})
+
+describe("a model whose info getter throws is a model without info", () => {
+  const answering = () => {
+    const service = {
+      generate: () => Effect.succeed([{ type: "text", text: "{\"ok\":true}" }]),
+      stream: () => Stream.empty,
+      get info(): ChatModel.ModelInfo {
+        throw new Error("no info today")
+      }
+    }
+    return Layer.succeed(ChatModel.ChatModel, service as unknown as ChatModel.ChatModel["Service"])
+  }
+
+  it.effect("a traced run finishes", () =>
+    Effect.gen(function*() {
+      const traced = recording()
+      const outcome = yield* Chain.run(Chain.make({ user: "hi" }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide(answering()),
+        Effect.withTracer(traced.tracer)
+      )
+      expect(Chain.text(outcome.chain)).toBe("{\"ok\":true}")
+    }))
+
+  it.effect("a structured run with the auto strategy finishes", () =>
+    Effect.gen(function*() {
+      const outcome = yield* Chain.run(Chain.make({ user: "hi" }), {
+        mode: Mode.whileNeedsResponse,
+        output: StructuredOutput.make(Schema.Struct({ ok: Schema.Boolean }), { strategy: "auto" })
+      }).pipe(Effect.provide(answering()))
+      expect(outcome._tag === "Ok" && outcome.output).toEqual({ ok: true })
+    }))
+
+  it.effect("an ensemble task finishes", () =>
+    Effect.gen(function*() {
+      const agent = yield* Agent.make({ role: "Writer", goal: "Write" })
+      const task = yield* Task.make({ description: "Write", expectedOutput: "Text", agent })
+      const ensemble = yield* Ensemble.make({ agents: [agent], tasks: [task] })
+      const output = yield* Ensemble.run(ensemble, {}).pipe(Effect.provide(answering()))
+      expect(output.raw).toBe("{\"ok\":true}")
+    }))
 })

@@ -50,7 +50,7 @@ const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<Readon
     const problem = JsonBounds.check(value, JsonBounds.storedLimits)
     if (problem !== undefined) return invalid(`the answer for '${id}' cannot be stored: ${JsonBounds.describe(problem)}`)
     return Effect.mapError(
-      Effect.map(decode(value), (decoded) => [id, decoded] as const),
+      Effect.map(decode(value, { onExcessProperty: "error" }), (decoded) => [id, decoded] as const),
       (error) => new InvalidInput({ field: answers.field, rule: `the answer for '${id}' is invalid (${error.message})`, value })
     )
   })

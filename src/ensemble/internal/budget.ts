@@ -10,6 +10,7 @@
  */
 import { Effect, Stream } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
+import { infoOf } from "../../internal/chatModel.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import { BudgetExceededError } from "../EnsembleError.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
@@ -82,7 +83,7 @@ export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel[
   const now: ChatModel["Service"]["generate"] = (request) =>
     takeModelCall(budget) ? generateNow(model, request) : Effect.fail(refused())
   const service = withGenerateNow({
-    info: model.info,
+    info: infoOf(model),
     generate: (request) => Effect.suspend(() => now(request)),
     stream: (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
   }, now)

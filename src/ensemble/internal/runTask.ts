@@ -10,6 +10,7 @@ import { Clock, Context, DateTime, Duration, Effect, type Layer, type Schema } f
 import type { Toolkit } from "effect/ai"
 import * as Chain from "../../Chain.ts"
 import { ChatModel } from "../../ChatModel.ts"
+import { infoOf } from "../../internal/chatModel.ts"
 import * as Mode from "../../Mode.ts"
 import type { Any as AnyAgent } from "../Agent.ts"
 import { isWatched, publish, Sink } from "../EnsembleEvent.ts"
@@ -82,7 +83,7 @@ export const runTask = (
     const watched = isWatched(fiber.getRef(Sink))
     const asking = task.outputType === undefined
       ? undefined
-      : askingOf(task.outputType, Context.getOrUndefined(fiber.context, ChatModel)?.info?.structuredOutputs === true)
+      : askingOf(task.outputType, infoOf(Context.getOrUndefined(fiber.context, ChatModel))?.structuredOutputs === true)
     const system = systemPrompt(agent)
     const chain = taskChain(task, context, toolkit, system, asking?.jsonSchema)
     const ran = work(task, chain, system, asking, watched, fiber.getRef(Clock.Clock))

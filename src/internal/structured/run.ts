@@ -10,7 +10,7 @@
  */
 import { Effect, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { ChatModel, type ResponseFormat } from "../chatModel.ts"
+import { ChatModel, infoOf, type ResponseFormat } from "../chatModel.ts"
 import { InvalidInput, RunError } from "../../LoopError.ts"
 import { OutputInvalid } from "./outputInvalid.ts"
 import * as Outcome from "../../Outcome.ts"
@@ -98,7 +98,7 @@ export const structuredRun = <R>(
   const output = outputOf(spec)
   if (output instanceof InvalidInput) return Effect.fail(new RunError({ reason: output, chain }))
   return Effect.flatMap(Effect.service(ChatModel), (model): Effect.Effect<Outcome.Final, RunError, R> => {
-    const native = output.strategy === "native" || (output.strategy === "auto" && model.info?.structuredOutputs === true)
+    const native = output.strategy === "native" || (output.strategy === "auto" && infoOf(model)?.structuredOutputs === true)
     const attempts: Attempts = { failed: 0 }
     if (native) {
       const format: ResponseFormat = { name: output.name, description: output.description, schema: output.jsonSchema, strict: output.strict }

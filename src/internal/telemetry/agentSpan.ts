@@ -8,7 +8,7 @@
  * @internal
  */
 import { Context, Option, type Tracer } from "effect"
-import { ChatModel } from "../chatModel.ts"
+import { ChatModel, infoOf } from "../chatModel.ts"
 import { AgentName } from "../../Telemetry.ts"
 import { spanText } from "../tracing.ts"
 import { modelName, providerName } from "./providerName.ts"
@@ -23,7 +23,7 @@ export const agentSpan = (
   runCount: number
 ): { readonly name: string; readonly options: Tracer.SpanOptionsNoTrace } => {
   const model = Context.getOption(context, ChatModel)
-  const info = Option.isSome(model) ? model.value.info : undefined
+  const info = Option.isSome(model) ? infoOf(model.value) : undefined
   const attributes: Record<string, unknown> = {
     "gen_ai.operation.name": "invoke_agent",
     "gen_ai.provider.name": providerName(info?.provider),
