@@ -7,14 +7,13 @@
  *
  * @internal
  */
-import { Cause, type Context, Effect, Exit, type Schedule, Stream } from "effect"
+import { type Context, Effect, type Schedule, Stream } from "effect"
 import { Response } from "effect/ai"
 import type { Tool } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { infoOf } from "./chatModel.ts"
-import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 import { unknownToolName } from "./contentFree.ts"
-import { messageOf } from "./describe.ts"
+import { retrying, safely, safelyNow } from "./safeModelCall.ts"
 import { type Report, reportThen } from "./report.ts"
 import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
@@ -152,80 +151,6 @@ const streamed = (
     return Effect.map(received, () => assemble(parts))
   })
 
-/** The failure of a model (or client) that threw or died. */
-const failedUnexpectedly = (defect: unknown): ModelCallFailed =>
-  new ModelCallFailed({ description: `the model failed unexpectedly: ${messageOf(defect)}`, cause: defect })
-
-/**
- * `attempt`, with a model (or client) that throws or dies failing the call
- * instead: the run then ends with the chain, or retries.
- */
-const safely = (
-  attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => Effect.suspend(() => safelyNow(attempt))
-
-/**
- * {@link safely}, with `attempt` called now, not when the effect runs: for a
- * call made once (no retry) by a caller that is itself running.
- */
-const safelyNow = (
-  attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  let effect: unknown
-  try {
-    effect = attempt()
-  } catch (defect) {
-    return Effect.fail(failedUnexpectedly(defect))
-  }
-  if (!Effect.isEffect(effect)) return Effect.fail(failedUnexpectedly(new Error(noEffect(effect))))
-  // An answer already complete (an Exit) is checked now, with no step of the runtime.
-  const answered = effect as Effect.Effect<unknown, unknown>
-  const shaped: Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown> = Exit.isExit(answered)
-    ? Exit.isSuccess(answered) ? partsOrFailure(answered.value, answered) : answered as Exit.Exit<never, unknown>
-    : Effect.flatMap(answered, (parts) => partsOrFailure(parts, undefined))
-  return Effect.catchCause(shaped, classified)
-}
-
-/**
- * `answer` when it has the shape of a response (an array of objects, each
- * with a string `type`; what is inside is checked where it is read), else a
- * `ModelCallFailed` saying so. `done` is `answer` already as an Exit.
- */
-const partsOrFailure = (
-  answer: unknown,
-  done: Exit.Exit<unknown, unknown> | undefined
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ModelCallFailed> => {
-  const problem = Arrival.shapeProblem(answer)
-  if (problem === undefined) return (done ?? Effect.succeed(answer)) as Effect.Effect<ReadonlyArray<Response.AnyPart>>
-  return Effect.fail(new ModelCallFailed({ description: `the model answered with ${problem}`, cause: undefined, retryable: false }))
-}
-
-const noEffect = (made: unknown): string =>
-  `the model's generate returned ${made instanceof Promise ? "a Promise" : "something"} that is not an Effect`
-
-/**
- * A model's failure as the loop takes it: its own errors as they are, any
- * other failure (a JavaScript model's `Error`) or a defect as
- * `ModelCallFailed`; an interruption goes on.
- */
-const classified = (cause: Cause.Cause<unknown>): Effect.Effect<never, ChatModelError> => {
-  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-  const found = Cause.findError(cause)
-  if (found._tag === "Success") {
-    return isChatModelError(found.success) ? Effect.failCause(cause as Cause.Cause<ChatModelError>) : Effect.fail(failedUnexpectedly(found.success))
-  }
-  return Effect.fail(failedUnexpectedly(Cause.squash(cause)))
-}
-
-/** Whether `error` is one of a model's own errors; a revoked proxy is not. */
-const isChatModelError = (error: unknown): error is ChatModelError => {
-  try {
-    return error instanceof ModelCallFailed || error instanceof ScriptExhausted
-  } catch {
-    return false
-  }
-}
-
 /**
  * The names of each tool list a request sent, worked out once: a run sends the same list on every
  * call. Frozen, since every `ModelCallStarted` of that list shares it.
@@ -301,24 +226,6 @@ const observedAttempt = (
     })
   })
 }
-
-/**
- * `once` retried by `retry`. A schedule that throws or dies (a JavaScript
- * predicate) fails the call with `ModelCallFailed` rather than the run with
- * a defect: every defect of the model itself is a failure already.
- */
-const retrying = (
-  once: Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>,
-  retry: Schedule.Schedule<unknown, ChatModelError>
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.catchDefect(Effect.retry(once, retry), (defect) =>
-    Effect.fail(
-      new ModelCallFailed({
-        description: `the retry schedule failed unexpectedly: ${messageOf(defect)}`,
-        cause: defect,
-        retryable: false
-      })
-    ))
 
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
