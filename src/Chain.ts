@@ -31,10 +31,9 @@ export {
   type Fields,
   isChain,
   type Json,
-  ModelResponse,
-  text
+  ModelResponse
 } from "./internal/chain.ts"
-export { addUser, make, type MakeOptions } from "./internal/chainInput.ts"
+export { addUser, make, type MakeOptions, text } from "./internal/chainInput.ts"
 export { decode, type DecodeOptions, encode } from "./internal/chainCodec.ts"
 export {
   ChainCodecError,

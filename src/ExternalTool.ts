@@ -22,6 +22,7 @@
  */
 import { Context, Effect, Function, Result, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
+import { annotationsOf } from "./internal/toolAnnotations.ts"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
 import { chainOrThrow } from "./internal/chainInput.ts"
@@ -106,7 +107,7 @@ const isTool = (u: unknown): u is Tool.Any =>
  * @category guards
  * @since 0.1.0
  */
-export const isExternal = (tool: Tool.Any): boolean => Context.get(tool.annotations, Annotation)
+export const isExternal = (tool: Tool.Any): boolean => Context.get(annotationsOf(tool, "ExternalTool.isExternal"), Annotation)
 
 /**
  * The calls of a chain waiting for an external result. Given something

@@ -292,7 +292,7 @@ export type Terminal<T extends Tools = {}> = AnyOk<T> | Pause<T> | Error<T>
 export type Final<T extends Tools = {}> = AnyOk<T> | Pause<T>
 
 /**
- * `true` for `Ok`, `Pause` and `Error`.
+ * `true` for `Ok`, `Pause` and `Error`; `false` for `Continue` and for anything that is not an outcome.
  *
  * @example
  * ```ts
@@ -305,4 +305,5 @@ export type Final<T extends Tools = {}> = AnyOk<T> | Pause<T>
  * @category guards
  * @since 0.1.0
  */
-export const isTerminal = (outcome: Outcome): outcome is Terminal => outcome._tag !== "Continue"
+export const isTerminal = (outcome: Outcome): outcome is Terminal =>
+  outcome instanceof Ok || outcome instanceof Pause || outcome instanceof Error

@@ -18,6 +18,7 @@
  */
 import { Context } from "effect"
 import type { Tool } from "effect/ai"
+import { annotationsOf } from "./internal/toolAnnotations.ts"
 
 /**
  * The three behaviours.
@@ -68,7 +69,7 @@ export const Annotation = Context.Reference<Kind>("loopwork/ReturnBehavior", {
  * @category utils
  * @since 0.1.0
  */
-export const of = (tool: Tool.Any): Kind => Context.get(tool.annotations, Annotation)
+export const of = (tool: Tool.Any): Kind => Context.get(annotationsOf(tool, "ReturnBehavior.of"), Annotation)
 
 /**
  * The decision rule. `behaviors` are the behaviours of one round's tool calls

@@ -11,6 +11,7 @@
  */
 import { Context, type Duration } from "effect"
 import type { Tool } from "effect/ai"
+import { annotationsOf } from "./internal/toolAnnotations.ts"
 
 /**
  * The annotation: `tool.annotate(ToolTimeout.Annotation, "5 seconds")`.
@@ -46,4 +47,4 @@ export const Annotation = Context.Reference<Duration.Input | undefined>("loopwor
  * @category utils
  * @since 0.1.0
  */
-export const of = (tool: Tool.Any): Duration.Input | undefined => Context.get(tool.annotations, Annotation)
+export const of = (tool: Tool.Any): Duration.Input | undefined => Context.get(annotationsOf(tool, "ToolTimeout.of"), Annotation)

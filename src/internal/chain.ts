@@ -224,17 +224,5 @@ export const bareChain = <Tools extends Record<string, Tool.Any>>(messages: Read
   freshChain(messages, emptyToolkit, {})
 
 
-/**
- * The text of the last model response ("" if there is none).
- *
- * @example
- * ```ts
- * import { Chain } from "loopwork"
- *
- * Chain.text(Chain.make({ user: "Hi" })) // ""
- * ```
- *
- * @category utils
- * @since 0.1.0
- */
+/** @internal the text of the last model response ("" if there is none); `Chain.text` checks its argument first */
 export const text = (chain: Chain): string => chain.lastResponse?.text ?? ""

@@ -11,7 +11,7 @@ import type { Tool } from "effect/ai"
 import { redactSecrets } from "./redact.ts"
 import { checkObject, isToolkit, readably } from "./checks.ts"
 import { InvalidInput } from "../LoopError.ts"
-import { bareChain, Chain, emptyToolkit, freshChain, isChain, type Json } from "./chain.ts"
+import { bareChain, Chain, emptyToolkit, freshChain, isChain, type Json, text as lastText } from "./chain.ts"
 
 /**
  * Options of {@link make}.
@@ -218,6 +218,23 @@ export const chainOrThrow = <C extends Chain>(chain: C): C => {
   throw new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
 }
 
+/**
+ * The text of the last model response ("" if there is none). Given
+ * something that is not a chain (from JavaScript), it throws `InvalidInput`
+ * (`chain`).
+ *
+ * @example
+ * ```ts
+ * import { Chain } from "loopwork"
+ *
+ * Chain.text(Chain.make({ user: "Hi" })) // ""
+ * ```
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const text = (chain: Chain): string => lastText(chainOrThrow(chain))
+
 export const chainProblem = (chain: unknown, withToolkit: boolean): InvalidInput | undefined => {
   if (!isChain(chain)) {
     return new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
@@ -283,6 +300,6 @@ export const addUser = (text: string) => {
     ? undefined
     : new InvalidInput({ field: "addUser text", rule: "must be a string", value: text })
   return <Tools extends Record<string, Tool.Any>>(chain: Chain<Tools>): Chain<Tools> =>
-    chain.copy({ messages: [...chain.messages, problem === undefined ? userMessage(text) : refusedMessage(problem)] })
+    chainOrThrow(chain).copy({ messages: [...chain.messages, problem === undefined ? userMessage(text) : refusedMessage(problem)] })
 }
 
