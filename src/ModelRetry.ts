@@ -10,7 +10,7 @@
  */
 import { Duration, Effect, Schedule } from "effect"
 import type { ChatModelError } from "./ChatModel.ts"
-import { isNonNegativeInt, isPositiveDuration, refuse } from "./internal/checks.ts"
+import { isNonNegativeInt, isPositiveDuration, readably, refuse } from "./internal/checks.ts"
 import { InvalidInput } from "./LoopError.ts"
 
 /**
@@ -128,7 +128,7 @@ const optionsProblem = (options: unknown): InvalidInput | undefined => {
  * @since 0.1.0
  */
 export const schedule = (options?: Options): Schedule.Schedule<Duration.Duration, ChatModelError> => {
-  const problem = optionsProblem(options)
+  const problem = readably("ModelRetry.schedule options", () => optionsProblem(options))
   if (problem !== undefined) {
     const never: Schedule.Schedule<Duration.Duration, ChatModelError> = Schedule.exponential("500 millis").pipe(
       Schedule.while(() => false)

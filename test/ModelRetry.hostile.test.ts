@@ -6,7 +6,7 @@
  * predicate throws fails the call with `ModelCallFailed`, not the run with a defect.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Chain, ChatModel, LoopError, Mode, ModelRetry } from "../src/index.ts"
 
@@ -89,4 +89,16 @@ describe("a retry schedule from JavaScript that throws", () => {
       expect(error.chain.messages).toEqual(chain.messages)
       expect(model.state.calls).toBe(1)
     }))
+})
+
+describe("ModelRetry.retryAfter reads a provider's wait with care", () => {
+  it.each([
+    { name: "1500 ms", millis: 1500, expected: Duration.millis(1500) },
+    { name: "NaN is no wait", millis: Number.NaN, expected: Duration.zero },
+    { name: "a negative wait is no wait", millis: -5, expected: Duration.zero },
+    { name: "Infinity stays endless", millis: Number.POSITIVE_INFINITY, expected: Duration.infinity }
+  ])("$name", ({ expected, millis }) => {
+    const error = new LoopError.ModelCallFailed({ description: "HTTP 429", cause: undefined, retryAfterMillis: millis })
+    expect(Duration.equals(ModelRetry.retryAfter(error), expected)).toBe(true)
+  })
 })

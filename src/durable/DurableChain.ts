@@ -14,7 +14,7 @@
  * @stability unstable (effect/workflow is)
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import type { Tool, Toolkit } from "effect/ai"
 import { Workflow, WorkflowEngine } from "effect/workflow"
 import * as Approval from "../Approval.ts"
@@ -27,7 +27,7 @@ import { outputOf } from "../internal/structured/run.ts"
 import { outputJson } from "../internal/structured/outputJson.ts"
 import type { StructuredOutput } from "../StructuredOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
-import { checkObject, isToolkit } from "../internal/checks.ts"
+import { checkObject, isToolkit, readably } from "../internal/checks.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { type AnswerError, NotDurableChain } from "./DurableError.ts"
 import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
@@ -144,11 +144,10 @@ export const workflow = <
   R = ChatModel
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
   // From JavaScript anything may come: an InvalidInput, never a TypeError.
-  const shape = checkObject(options, "options") ?? (isToolkit((options as { readonly toolkit?: unknown }).toolkit)
-    ? undefined
-    : new InvalidInput({ field: "toolkit", rule: "must be a Toolkit (Toolkit.make(...)), the chain's", value: "(not shown)" }))
-  if (shape !== undefined) throw shape
-  const { chain, idempotencyKey, input, toolkit, transactional, version, ...run } = options
+  let read: Options<Input, Tools, R> | undefined
+  const shape = readably("options", () => checkObject(options, "options") ?? optionsShape((read = { ...options })))
+  if (shape !== undefined || read === undefined) throw shape
+  const { chain, idempotencyKey, input, toolkit, transactional, version, ...run } = read
   if ((run as { readonly stop?: unknown }).stop !== undefined) {
     throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
   }
@@ -174,6 +173,18 @@ export const workflow = <
   })
   return made as unknown as DurableWorkflow<Name, Input>
 }
+
+/** The first problem of the fields `workflow` reads before anything else, if any. */
+const optionsShape = (options: { readonly [key: string]: unknown }): InvalidInput | undefined =>
+  !Schema.isSchema(options.input)
+    ? new InvalidInput({ field: "input", rule: "must be a Schema.Struct of the workflow's input", value: "(not shown)" })
+    : !isToolkit(options.toolkit)
+    ? new InvalidInput({ field: "toolkit", rule: "must be a Toolkit (Toolkit.make(...)), the chain's", value: "(not shown)" })
+    : typeof options.chain !== "function"
+    ? new InvalidInput({ field: "chain", rule: "must be a function of the input that makes the chain", value: "(not shown)" })
+    : typeof options.idempotencyKey !== "function"
+    ? new InvalidInput({ field: "idempotencyKey", rule: "must be a function of the input that names the run", value: "(not shown)" })
+    : undefined
 
 /**
  * Registers a durable chain's body with the workflow engine. Runners need

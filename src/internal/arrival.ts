@@ -38,6 +38,7 @@ import type { Response } from "effect/ai"
 import { has, type Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import { messageOf } from "./describe.ts"
+import { redactedShort } from "./redact.ts"
 
 /** @internal */
 export const maxIdLength = 256
@@ -115,6 +116,31 @@ export const shapeProblem = (answer: unknown): string | undefined => {
     return `a value that cannot be read (${messageOf(error)})`
   }
 }
+
+/**
+ * `answer` as the loop keeps it ({@link normalize}), or why it cannot be
+ * used: it does not have the shape of a response, or reading it threw (a
+ * JavaScript model's getter). Never throws.
+ *
+ * @internal
+ */
+export const received = (
+  answer: unknown,
+  turn: number,
+  limits: JsonBounds.Limits,
+  used: Used
+): ReadonlyArray<Response.AnyPart> | string => {
+  const problem = shapeProblem(answer)
+  if (problem !== undefined) return `the model answered with ${problem}`
+  try {
+    return normalize(answer as ReadonlyArray<Response.AnyPart>, turn, limits, used)
+  } catch (error) {
+    return unreadable(error)
+  }
+}
+
+/** @internal why an answer whose reading threw `error` (a JavaScript model's getter) cannot be used */
+export const unreadable = (error: unknown): string => `the model's answer cannot be read (${redactedShort(messageOf(error), 200)})`
 
 /** Provider metadata travels into the transcript: it must be storable too (usually it is empty). */
 const metadataOk = (part: Response.AnyPart, limits: JsonBounds.Limits): boolean => {

@@ -192,7 +192,13 @@ Object.defineProperty(Chain.prototype, "pipe", {
  * @category guards
  * @since 0.1.0
  */
-export const isChain = (u: unknown): u is Chain => u instanceof Chain
+export const isChain = (u: unknown): u is Chain => {
+  try {
+    return u instanceof Chain
+  } catch {
+    return false // a revoked proxy
+  }
+}
 
 /** @internal the toolkit of a chain made without one */
 export const emptyToolkit: Toolkit.Any = Toolkit.empty

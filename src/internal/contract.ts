@@ -12,7 +12,7 @@ import { Effect, Exit } from "effect"
 import type { Chain } from "./chain.ts"
 import { messageOf } from "./describe.ts"
 import { isOutcome } from "./guarded.ts"
-import { redactSecrets } from "./redact.ts"
+import { redactedShort } from "./redact.ts"
 import { InvalidInput } from "../LoopError.ts"
 import * as Outcome from "../Outcome.ts"
 
@@ -36,7 +36,7 @@ export const heldToContract = <R>(chain: Chain, contract: Contract, call: () => 
   try {
     made = call()
   } catch (defect) {
-    return Effect.succeed(broken(chain, contract, `threw: ${redactSecrets(messageOf(defect))}`))
+    return Effect.succeed(broken(chain, contract, `threw: ${redactedShort(messageOf(defect), 500)}`))
   }
   if (!Effect.isEffect(made)) return Effect.succeed(broken(chain, contract, "returned no Effect"))
   const effect = made as Effect.Effect<unknown, never, R>

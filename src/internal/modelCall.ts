@@ -13,7 +13,7 @@ import type { Tool } from "effect/ai"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { infoOf } from "./chatModel.ts"
 import { unknownToolName } from "./contentFree.ts"
-import { retrying, safely, safelyNow } from "./safeModelCall.ts"
+import { retrying, safely, safelyNow, unusableAnswer } from "./safeModelCall.ts"
 import { type Report, reportThen } from "./report.ts"
 import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
@@ -194,31 +194,41 @@ const observedAttempt = (
       whole = streamedTurn(model)
       return whole !== undefined ? whole(request) : streamed(model, request, report, call)
     })
+    const failed = (error: ChatModelError) => {
+      const durationMillis = run.clock.currentTimeMillisUnsafe() - since
+      return reportThen(
+        report,
+        { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis },
+        () => Effect.fail(error)
+      )
+    }
     return Effect.matchEffect(attempted, {
-      onFailure: (error) => {
-        const durationMillis = run.clock.currentTimeMillisUnsafe() - since
-        return reportThen(
-          report,
-          { _tag: "ModelCallFailed", call, attempt, error: error._tag, message: error.message, durationMillis },
-          () => Effect.fail(error)
-        )
-      },
+      onFailure: failed,
       onSuccess: (result) => {
         const durationMillis = run.clock.currentTimeMillisUnsafe() - since
-        const finished = (answer: ReadonlyArray<Response.AnyPart>) => {
-          const parts = Arrival.normalize(answer, call, limits, used)
-          const finish = finishOf(parts)
-          return reportThen(report, {
-            _tag: "ModelCallFinished",
-            call,
-            finishReason: finish.reason,
-            usage: finish.usage,
-            text: textOf(parts),
-            toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
-            durationMillis
-          }, () => Effect.succeed(parts))
+        const finished = (answer: unknown) => {
+          // A JavaScript model may answer with anything: checked before anything reads it.
+          const parts = Arrival.received(answer, call, limits, used)
+          if (typeof parts === "string") return failed(unusableAnswer(parts))
+          let event: RunEvent
+          try {
+            const finish = finishOf(parts)
+            event = {
+              _tag: "ModelCallFinished",
+              call,
+              finishReason: finish.reason,
+              usage: finish.usage,
+              text: textOf(parts),
+              toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
+              durationMillis
+            }
+          } catch (error) {
+            return failed(unusableAnswer(Arrival.unreadable(error)))
+          }
+          return reportThen(report, event, () => Effect.succeed(parts))
         }
-        if (whole === undefined) return finished(result)
+        // An answer that is not a list of parts is not assembled: received says so.
+        if (whole === undefined || Arrival.shapeProblem(result) !== undefined) return finished(result)
         const waiting = reportDeltas(result, report, call)
         const answer = assemble(result)
         return waiting === undefined ? finished(answer) : Effect.andThen(waiting, Effect.suspend(() => finished(answer)))
@@ -230,7 +240,7 @@ const observedAttempt = (
 /**
  * Calls the model for the chain's `call`-th turn: retried by `retry`,
  * observed by `observer`, traced as a `chat` span (when traced). An observed
- * response is checked (`Arrival.normalize`: call ids unique in the chain,
+ * response is checked (`Arrival.received`: call ids unique in the chain,
  * none of `used`; tool arguments within `limits`) before any event reports
  * it; the caller checks every response (a checked one passes unchanged).
  * Call it when the call is to run: unobserved and without a retry, it calls
@@ -257,7 +267,7 @@ export const callModel = (
     : retry === undefined
     ? safelyNow(() => generateNow(model, request))
     : safely(() => generateNow(model, request))
-  const retried = retry === undefined ? once : retrying(once, retry)
+  const retried = retry === undefined ? once : retrying(once, retry, report !== undefined)
   if (run.traced) return chatSpan(context, infoOf(model), request.prompt, call, retried)
   // Untraced: metrics only when asked for explicitly.
   return run.metrics === "on" ? metered(retried, labelsOf(infoOf(model))) : retried

@@ -8,12 +8,12 @@
  *
  * @internal
  */
-import { Cause, Effect, Exit, type Schedule } from "effect"
+import { Cause, Effect, type Schedule } from "effect"
 import type { Response } from "effect/ai"
 import type { ChatModelError } from "./chatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
-import { messageOf } from "./describe.ts"
-import * as Arrival from "./arrival.ts"
+import { describe, messageOf } from "./describe.ts"
+import { redactedShort } from "./redact.ts"
 
 /** The failure of a model (or client) that threw or died. */
 const failedUnexpectedly = (defect: unknown): ModelCallFailed =>
@@ -41,27 +41,17 @@ export const safelyNow = (
     return Effect.fail(failedUnexpectedly(defect))
   }
   if (!Effect.isEffect(effect)) return Effect.fail(failedUnexpectedly(new Error(noEffect(effect))))
-  // An answer already complete (an Exit) is checked now, with no step of the runtime.
-  const answered = effect as Effect.Effect<unknown, unknown>
-  const shaped: Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown> = Exit.isExit(answered)
-    ? Exit.isSuccess(answered) ? partsOrFailure(answered.value, answered) : answered as Exit.Exit<never, unknown>
-    : Effect.flatMap(answered, (parts) => partsOrFailure(parts, undefined))
-  return Effect.catchCause(shaped, classified)
+  return Effect.catchCause(effect as Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>, classified)
 }
 
 /**
- * `answer` when it has the shape of a response (an array of objects, each
- * with a string `type`; what is inside is checked where it is read), else a
- * `ModelCallFailed` saying so. `done` is `answer` already as an Exit.
+ * @internal the failure of a call whose answer cannot be used (`problem`,
+ * from `Arrival.received`): not retried, since the same model would answer
+ * the same way. Checked where the answer is read (the loop's `callLlm`, an
+ * observed attempt), so that no call pays a step of the runtime for it.
  */
-const partsOrFailure = (
-  answer: unknown,
-  done: Exit.Exit<unknown, unknown> | undefined
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ModelCallFailed> => {
-  const problem = Arrival.shapeProblem(answer)
-  if (problem === undefined) return (done ?? Effect.succeed(answer)) as Effect.Effect<ReadonlyArray<Response.AnyPart>>
-  return Effect.fail(new ModelCallFailed({ description: `the model answered with ${problem}`, cause: undefined, retryable: false }))
-}
+export const unusableAnswer = (problem: string): ModelCallFailed =>
+  new ModelCallFailed({ description: problem, cause: undefined, retryable: false })
 
 const noEffect = (made: unknown): string =>
   `the model's generate returned ${made instanceof Promise ? "a Promise" : "something"} that is not an Effect`
@@ -75,9 +65,34 @@ const classified = (cause: Cause.Cause<unknown>): Effect.Effect<never, ChatModel
   if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
   const found = Cause.findError(cause)
   if (found._tag === "Success") {
-    return isChatModelError(found.success) ? Effect.failCause(cause as Cause.Cause<ChatModelError>) : Effect.fail(failedUnexpectedly(found.success))
+    return isChatModelError(found.success) ? Effect.failCause(cause as Cause.Cause<ChatModelError>) : Effect.fail(failedWith(found.success))
   }
   return Effect.fail(failedUnexpectedly(Cause.squash(cause)))
+}
+
+/**
+ * A failure that is not one of the model's errors (a JavaScript model's
+ * `Error`, or a `ModelCallFailed` of another copy of loopwork), as one: the
+ * look-alike's `status`, `retryAfterMillis` and `retryable` are kept when
+ * they have their types; anything else is not retried (unlike a defect, a
+ * failure is the model's answer, and an HTTP 401 will not pass).
+ */
+const failedWith = (error: unknown): ModelCallFailed => {
+  const kept: { status?: number; retryAfterMillis?: number; retryable?: boolean } = {}
+  let said: unknown
+  try {
+    if (typeof error === "object" && error !== null && (error as { readonly _tag?: unknown })._tag === "ModelCallFailed") {
+      const { description, retryAfterMillis, retryable, status } = error as Partial<Record<string, unknown>>
+      if (typeof status === "number" && Number.isSafeInteger(status)) kept.status = status
+      if (typeof retryAfterMillis === "number") kept.retryAfterMillis = retryAfterMillis
+      if (typeof retryable === "boolean") kept.retryable = retryable
+      said = description
+    }
+  } catch {
+    // a value that cannot be read: described below as it can be
+  }
+  const description = redactedShort(typeof said === "string" ? said : describe(error), 1_000)
+  return new ModelCallFailed({ description: `the model failed: ${description}`, cause: error, retryable: false, ...kept })
 }
 
 /** Whether `error` is one of a model's own errors; a revoked proxy is not. */
@@ -89,20 +104,32 @@ const isChatModelError = (error: unknown): error is ChatModelError => {
   }
 }
 
+/** A defect of an attempt itself (not of the schedule), carried past the retry as it was. */
+class OfAttempt {
+  readonly defect: unknown
+  constructor(defect: unknown) {
+    this.defect = defect
+  }
+}
+
 /**
  * `once` retried by `retry`. A schedule that throws or dies (a JavaScript
  * predicate) fails the call with `ModelCallFailed` rather than the run with
- * a defect: every defect of the model itself is a failure already.
+ * a defect; a defect of an attempt (an observer's, say) goes on as it was.
  */
 export const retrying = (
   once: Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>,
-  retry: Schedule.Schedule<unknown, ChatModelError>
-): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
-  Effect.catchDefect(Effect.retry(once, retry), (defect) =>
-    Effect.fail(
+  retry: Schedule.Schedule<unknown, ChatModelError>,
+  observed: boolean
+): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
+  // An unobserved attempt (`safely`) never dies: only an observed one, whose events may, is marked.
+  const marked = observed ? Effect.catchDefect(once, (defect) => Effect.die(new OfAttempt(defect))) : once
+  return Effect.catchDefect(Effect.retry(marked, retry), (defect) =>
+    defect instanceof OfAttempt ? Effect.die(defect.defect) : Effect.fail(
       new ModelCallFailed({
         description: `the retry schedule failed unexpectedly: ${messageOf(defect)}`,
         cause: defect,
         retryable: false
       })
     ))
+}

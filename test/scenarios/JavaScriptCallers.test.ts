@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Chain, ChatModel, Mode, Outcome } from "../../src/index.ts"
+import { Approval, Chain, ChatModel, ExternalTool, LoopError, Mode, ModelRetry, Outcome, Step } from "../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { DurableChain } from "../../src/durable/index.ts"
 
@@ -273,6 +273,16 @@ describe("DurableChain.workflow given bad options", () => {
     expect((error as { _tag?: string })?._tag).toBe("InvalidInput")
   })
 
+  it.each([
+    { name: "no input", options: { toolkit: kit, chain: () => toolChain, idempotencyKey: (): string => "k", mode: M }, field: "input" },
+    { name: "a toolkit getter that throws", options: { input: Schema.Struct({}), get toolkit(): never { throw new Error("boom") }, chain: () => toolChain, idempotencyKey: (): string => "k", mode: M }, field: "options" },
+    { name: "a revoked proxy", options: revoked(), field: "options" }
+  ])("$name: InvalidInput on $field", ({ field, options }) => {
+    const error = thrown(() => DurableChain.workflow("w", options as never))
+    expect(error).toBeInstanceOf(LoopError.InvalidInput)
+    expect((error as LoopError.InvalidInput).field).toBe(field)
+  })
+
   it("no toolkit: InvalidInput, not a TypeError reading 'tools'", () => {
     const error = thrown(() =>
       DurableChain.workflow("w", {
@@ -283,5 +293,50 @@ describe("DurableChain.workflow given bad options", () => {
     )
     expect(error).not.toBeInstanceOf(TypeError)
     expect((error as { _tag?: string })?._tag).toBe("InvalidInput")
+  })
+})
+
+// -----------------------------------------------------------------------------
+// 7. What helper-41 found still getting through
+// -----------------------------------------------------------------------------
+
+describe("values whose reads throw, further in (helper-41)", () => {
+  const trapping = () => new Proxy({}, { has() { throw new Error("trap has") }, ownKeys() { throw new Error("trap ownKeys") } })
+
+  it.each([
+    { name: "fails with", handler: () => Effect.fail(trapping()) },
+    { name: "succeeds with", handler: () => Effect.succeed(trapping()) }
+  ])("a handler that $name a Proxy whose traps throw: the call fails, the run goes on", async ({ handler }) => {
+    const exit = await observe(
+      Chain.run(toolChain, { mode: M }).pipe(Effect.provide([oneToolCall(), kit.toLayer({ echo: handler as never })]))
+    )
+    expectNoDefect(exit)
+    if (Exit.isFailure(exit)) return expect.unreachable("the run failed")
+    const [result] = (exit.value as Outcome.Final).chain.lastToolResults
+    expect(result.isFailure).toBe(true)
+  })
+
+  it("a revoked proxy as the chain: pending throws InvalidInput, encode fails, run fails, all typed", async () => {
+    const chain = revoked() as Chain.Chain
+    expect(() => Approval.pending(chain)).toThrow(LoopError.InvalidInput)
+    expect(() => ExternalTool.pending(chain)).toThrow(LoopError.InvalidInput)
+    let encoding: Effect.Effect<unknown, unknown> | undefined
+    expect(() => { encoding = Chain.encode(chain) }).not.toThrow()
+    expectTyped(await observe(encoding!), "ChainCodecError")
+    expectTyped(await observe(Chain.run(chain, { mode: M }).pipe(Effect.provide(ChatModel.scripted([{ text: "ok" }]).layer))), "RunError", "InvalidInput")
+    expectTyped(await observe(Approval.decide(chain, {})), "InvalidInput")
+  })
+
+  it("ModelRetry.schedule with an option getter that throws: the run fails with InvalidInput", async () => {
+    const retry = ModelRetry.schedule({ get times(): number { throw new Error("boom") } })
+    const exit = await observe(Chain.run(Chain.make({ user: "hi" }), { mode: M, retry }).pipe(Effect.provide(ChatModel.scripted([{ text: "ok" }]).layer)))
+    expectTyped(exit, "RunError", "InvalidInput")
+  })
+
+  it("a Step.make function that throws a 1 MB message: the message is cut short", async () => {
+    const mode = ((c: Chain.Chain) => Step.start(c).pipe(Step.make(() => { throw new Error("x".repeat(1_000_000)) }))) as Mode.Mode
+    const exit = await observe(Chain.run(Chain.make({ user: "hi" }), { mode }).pipe(Effect.provide(ChatModel.scripted([{ text: "ok" }]).layer)))
+    expectTyped(exit, "RunError", "InvalidInput")
+    expect((Cause.squash((exit as Exit.Failure<unknown, unknown>).cause) as Error).message.length).toBeLessThan(1_000)
   })
 })

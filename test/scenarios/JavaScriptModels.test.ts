@@ -9,7 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Chain, ChatModel, Mode, type RunEvent, StructuredOutput } from "../../src/index.ts"
+import { Chain, ChatModel, Mode, ModelRetry, type RunEvent, StructuredOutput } from "../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { recording } from "../support/recordingTracer.ts"
 
@@ -133,4 +133,61 @@ describe("a model whose info getter throws is a model without info", () => {
       const output = yield* Ensemble.run(ensemble, {}).pipe(Effect.provide(answering()))
       expect(output.raw).toBe("{\"ok\":true}")
     }))
+})
+
+describe("a failure from outside loopwork (helper-41)", () => {
+  /** A model that fails with `error` on its first `failures` calls, then answers. */
+  const failing = (error: unknown, failures = 1) => {
+    const state = { calls: 0 }
+    const layer = custom(() => Effect.suspend(() => ++state.calls <= failures ? Effect.fail(error) : Effect.succeed([{ type: "text", text: "ok" }])))
+    return { state, layer }
+  }
+  const retry = ModelRetry.schedule({ base: "1 millis" })
+
+  it.effect.each([
+    { name: "a plain Error (an HTTP 401 will not pass)", error: new Error("HTTP 401 Unauthorized"), status: undefined, says: "HTTP 401 Unauthorized" },
+    { name: "a look-alike ModelCallFailed saying retryable: false", error: { _tag: "ModelCallFailed", description: "unauthorized", status: 401, retryable: false }, status: 401, says: "unauthorized" },
+    { name: "a plain object", error: { code: 7 }, status: undefined, says: "{\"code\":7}" }
+  ])("$name: not retried, its status kept", ({ error, says, status }) =>
+    Effect.gen(function*() {
+      const model = failing(error)
+      const failure = yield* Effect.flip(Chain.run(Chain.make({ user: "hi" }), { mode: Mode.whileNeedsResponse, retry }).pipe(Effect.provide(model.layer)))
+      expect(model.state.calls).toBe(1)
+      expect(failure.reason).toMatchObject({ _tag: "ModelCallFailed", retryable: false })
+      expect((failure.reason as { status?: number }).status).toBe(status)
+      expect(failure.message).toContain(says)
+    }))
+
+  it.live("a look-alike that says it may be retried is retried", () =>
+    Effect.gen(function*() {
+      const model = failing({ _tag: "ModelCallFailed", description: "overloaded", status: 503, retryable: true })
+      const outcome = yield* Chain.run(Chain.make({ user: "hi" }), { mode: Mode.whileNeedsResponse, retry }).pipe(Effect.provide(model.layer))
+      expect(model.state.calls).toBe(2)
+      expect(Chain.text(outcome.chain)).toBe("ok")
+    }))
+})
+
+describe("an answer whose parts throw when read (helper-41)", () => {
+  const throwingParams = () => [{ type: "tool-call", id: "c1", name: "echo", providerExecuted: false, get params(): unknown { throw new Error("params getter boom") } }]
+  const throwingUsage = () => [{ type: "text", text: "hi" }, { type: "finish", reason: "stop", get usage(): unknown { throw new Error("usage getter boom") } }]
+
+  it.each<{ readonly name: string; readonly parts: () => ReadonlyArray<unknown>; readonly streamed: boolean }>([
+    { name: "tool-call params, Chain.run", parts: throwingParams, streamed: false },
+    { name: "tool-call params, Chain.stream with a retry", parts: throwingParams, streamed: true },
+    { name: "finish usage, Chain.run", parts: throwingUsage, streamed: false },
+    { name: "finish usage, Chain.stream with a retry", parts: throwingUsage, streamed: true }
+  ])("$name: ModelCallFailed saying the answer cannot be read, not blaming the schedule", async ({ parts, streamed }) => {
+    const layer = custom(() => Effect.succeed(parts()), () => Stream.fromIterable(parts()))
+    const options = { mode: Mode.whileNeedsResponse, retry: ModelRetry.schedule({ base: "1 millis" }) }
+    const chain = Chain.make({ user: "hi", toolkit })
+    const run = streamed ? Stream.runDrain(Chain.stream(chain, options)) : Chain.run(chain, options)
+    const exit = await observe(run.pipe(Effect.provide([layer, toolkit.toLayer({ echo: () => Effect.succeed("x") })])) as Effect.Effect<unknown, unknown>)
+    if (exit === "escaped" || Exit.isSuccess(exit)) throw new Error(`expected a typed failure, got ${exit === "escaped" ? exit : "a success"}`)
+    expect(Cause.hasDies(exit.cause)).toBe(false)
+    const error = Option.getOrThrow(Exit.findErrorOption(exit)) as { message: string; reason: { _tag: string } }
+    expect(error.reason._tag).toBe("ModelCallFailed")
+    expect(error.message).toContain("the model's answer cannot be read")
+    expect(error.message).toContain("getter boom")
+    expect(error.message).not.toContain("retry schedule")
+  })
 })

@@ -9,6 +9,7 @@ import type { Response, Tool } from "effect/ai"
 import type { Chain } from "../chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "../../ChatModel.ts"
 import * as Arrival from "../arrival.ts"
+import { unusableAnswer } from "../safeModelCall.ts"
 import * as CallIds from "../callIds.ts"
 import type { Limits } from "../jsonBounds.ts"
 import { type Options } from "../options.ts"
@@ -16,7 +17,7 @@ import { exhausted } from "../runBudget.ts"
 import { runContextOf } from "../runContext.ts"
 import { contextNow } from "../contextNow.ts"
 import { callModel } from "../modelCall.ts"
-import { appendTurn, turnOf } from "../turn.ts"
+import { appendTurn, type Turn, turnOf } from "../turn.ts"
 import { compile } from "../tools/compile.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
@@ -52,7 +53,25 @@ export const limitsOf = (options: CallOptions): Limits =>
       maxSize: options.maxArgumentSize ?? Arrival.defaultLimits.maxSize
     }
 
-const same = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => parts
+const same = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> | string => parts
+
+/**
+ * The turn of `parts`, once `check` has kept them, or why it cannot be
+ * used: what `check` says, or that a part threw when read (a JavaScript
+ * model's getter).
+ */
+const turnIn = (
+  parts: ReadonlyArray<Response.AnyPart>,
+  check: (parts: ReadonlyArray<Response.AnyPart>) => ReadonlyArray<Response.AnyPart> | string
+): Turn | string => {
+  const kept = check(parts)
+  if (typeof kept === "string") return kept
+  try {
+    return turnOf(kept)
+  } catch (error) {
+    return Arrival.unreadable(error)
+  }
+}
 
 /**
  * @internal One model turn on `chain`: the new chain, or the error with
@@ -81,16 +100,24 @@ export const generate = (
       const call = () => callModel(context, run, Context.get(context, ChatModel), request, retry, turn, limits, used)
       // Checked here rather than in callModel (no extra step per call); an observed call was checked
       // already, before its events.
-      const checked = run.report !== undefined ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.normalize(parts, turn, limits, used)
+      const checked = run.report !== undefined ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.received(parts, turn, limits, used)
       const durability = run.durability
       if (durability === undefined) {
         return Effect.match(call(), {
           onFailure: (error) => new Outcome.Error(chain, error),
-          onSuccess: (parts) => new Outcome.Continue(appendTurn(chain, turnOf(checked(parts)), used))
+          onSuccess: (parts) => {
+            const read = turnIn(parts, checked)
+            return typeof read === "string" ? new Outcome.Error(chain, unusableAnswer(read)) : new Outcome.Continue(appendTurn(chain, read, used))
+          }
         })
       }
       // A replayed call is never made: the model is not asked, and an ensemble's budget counts it once.
-      const made = Effect.suspend(() => Effect.map(call(), (parts) => turnOf(checked(parts))))
+      const made = Effect.suspend(() =>
+        Effect.flatMap(call(), (parts) => {
+          const read = turnIn(parts, checked)
+          return typeof read === "string" ? Effect.fail(unusableAnswer(read)) : Effect.succeed(read)
+        })
+      )
       return Effect.match(durability.modelCall(made), {
         onFailure: (error) => new Outcome.Error(chain, error),
         onSuccess: (recorded) =>

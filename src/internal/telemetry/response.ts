@@ -26,6 +26,16 @@ const totalOf = (usage: unknown, key: "inputTokens" | "outputTokens"): number | 
 export const finishOf = (
   parts: ReadonlyArray<Response.AnyPart>
 ): { readonly reason: Response.FinishReason; readonly usage: Usage } => {
+  try {
+    return finishIn(parts)
+  } catch {
+    return unknownFinish() // a JavaScript model's getter that throws
+  }
+}
+
+const unknownFinish = (): { readonly reason: Response.FinishReason; readonly usage: Usage } => ({ reason: "unknown", usage: {} })
+
+const finishIn = (parts: ReadonlyArray<Response.AnyPart>): { readonly reason: Response.FinishReason; readonly usage: Usage } => {
   for (let i = parts.length - 1; i >= 0; i--) {
     const part = parts[i]
     if (part.type === "finish") {
@@ -39,7 +49,7 @@ export const finishOf = (
       return { reason: typeof part.reason === "string" ? part.reason : "unknown", usage }
     }
   }
-  return { reason: "unknown", usage: {} }
+  return unknownFinish()
 }
 
 /**

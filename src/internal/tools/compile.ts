@@ -6,12 +6,14 @@
  *
  * @internal
  */
-import { Context, Duration, Effect, Schema } from "effect"
+import { Context, Duration, Effect, Schema, SchemaIssue } from "effect"
 import { Tool } from "effect/ai"
 import type { Toolkit } from "effect/ai"
 import * as ExternalTool from "../../ExternalTool.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import * as ToolTimeout from "../../ToolTimeout.ts"
+import { messageOf } from "../describe.ts"
+import { redactedShort } from "../redact.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 
@@ -39,6 +41,20 @@ const cache = new WeakMap<Toolkit.Any, CompiledToolkit>()
 
 const succeed: Codec = (u) => Effect.succeed(u)
 
+/**
+ * `codec`, failing with a schema error where it would throw (effect's
+ * codecs throw at once on a value whose reads throw: a JavaScript handler's
+ * or model's Proxy), so the call fails like any value that does not match.
+ */
+const neverThrowing = (codec: Codec): Codec => (u) => {
+  try {
+    return codec(u)
+  } catch (error) {
+    const message = `the value cannot be read (${redactedShort(messageOf(error), 200)})`
+    return Effect.fail(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
+  }
+}
+
 /** A declared timeout as a Duration; an invalid one is ignored here (`Chain.run` rejects it up front). */
 const timeoutOf = (tool: Tool.Any): Duration.Duration | undefined => {
   const declared = ToolTimeout.of(tool)
@@ -55,12 +71,12 @@ const compileTool = (tool: Tool.Any): CompiledTool => {
     external: ExternalTool.isExternal(tool),
     timeout: timeoutOf(tool),
     decodeParameters: Schema.isSchema(tool.parametersSchema)
-      ? Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)
+      ? neverThrowing(Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>))
       : succeed,
-    encodeSuccess: Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>),
-    encodeFailure: Schema.encodeUnknownEffect(
+    encodeSuccess: neverThrowing(Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>)),
+    encodeFailure: neverThrowing(Schema.encodeUnknownEffect(
       Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown>
-    )
+    ))
   }
 }
 
