@@ -12,6 +12,7 @@ import { Cause, Effect, type Schedule } from "effect"
 import type { Response } from "effect/ai"
 import type { ChatModelError } from "./chatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
+import { isSucceeded } from "./complete.ts"
 import { describe, messageOf } from "./describe.ts"
 import { redactedShort } from "./redact.ts"
 
@@ -41,7 +42,9 @@ export const safelyNow = (
     return Effect.fail(failedUnexpectedly(defect))
   }
   if (!Effect.isEffect(effect)) return Effect.fail(failedUnexpectedly(new Error(noEffect(effect))))
-  return Effect.catchCause(effect as Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>, classified)
+  const answered = effect as Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>
+  // A complete success has no failure to classify: passed on as it is, still complete.
+  return isSucceeded(answered) ? answered : Effect.catchCause(answered, classified)
 }
 
 /**

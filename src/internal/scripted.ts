@@ -12,6 +12,7 @@ import { Response } from "effect/ai"
 import type { Prompt } from "effect/ai"
 import { ChatModel, type ChatModelError, type GenerateRequest, type ModelInfo } from "./chatModel.ts"
 import * as Parts from "./parts.ts"
+import { withGenerateNow } from "./generateNow.ts"
 import { withStreamedTurn } from "./streamedTurn.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 
@@ -268,6 +269,24 @@ const settle = <A>(script: Script, reply: Reply, value: A): Effect.Effect<A, Mod
 }
 
 /**
+ * One call, answered with `answer(parts)`, its turn consumed now: the eager
+ * form the loop calls as the call starts (../generateNow.ts,
+ * ../streamedTurn.ts). A fixed or plain function turn without latency
+ * comes back complete, with no step of the runtime.
+ */
+const callNow = <A>(
+  script: Script,
+  seen: Seen,
+  request: GenerateRequest,
+  answer: (parts: ReadonlyArray<Response.AnyPart>) => A
+): Effect.Effect<A, ChatModelError> => {
+  const resolved = resolve(script, seen, request)
+  return Effect.isEffect(resolved)
+    ? Effect.flatMap(resolved, ({ parts, reply }) => settle(script, reply, answer(parts)))
+    : settle(script, resolved.reply, answer(resolved.parts))
+}
+
+/**
  * One call, answered with `answer(parts)`. Suspended: each run of the returned
  * effect consumes a turn, so a caller's Effect.retry / Effect.repeat gets the
  * next turn.
@@ -277,13 +296,7 @@ const call = <A>(
   seen: Seen,
   request: GenerateRequest,
   answer: (parts: ReadonlyArray<Response.AnyPart>) => A
-): Effect.Effect<A, ChatModelError> =>
-  Effect.suspend(() => {
-    const resolved = resolve(script, seen, request)
-    return Effect.isEffect(resolved)
-      ? Effect.flatMap(resolved, ({ parts, reply }) => settle(script, reply, answer(parts)))
-      : settle(script, resolved.reply, answer(resolved.parts))
-  })
+): Effect.Effect<A, ChatModelError> => Effect.suspend(() => callNow(script, seen, request, answer))
 
 const asParts = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Response.AnyPart> => parts
 
@@ -318,7 +331,9 @@ export const makeNamed = (name: string, given: ReadonlyArray<Turn>, options: Opt
       generate: (request) => call(script, seen, request, asParts),
       stream: (request) => Stream.unwrap(call(script, seen, request, asStream))
     })
-    return withStreamedTurn(model, (request) => call(script, seen, request, streamParts))
+    // The eager forms: the loop calls them as each call starts.
+    withGenerateNow(model, (request) => callNow(script, seen, request, asParts))
+    return withStreamedTurn(model, (request) => callNow(script, seen, request, streamParts))
   })
   return modelOf(seen, layer)
 }

@@ -3,7 +3,8 @@
  *
  * @internal
  */
-import { Effect, Exit } from "effect"
+import { Effect } from "effect"
+import { isComplete } from "./complete.ts"
 import type { Chain } from "./chain.ts"
 import { type Options, validateOptions } from "./options.ts"
 import { checkFunction, checkObject } from "./checks.ts"
@@ -109,19 +110,6 @@ const joined = <R0, R>(self: Effect.Effect<Outcome.Outcome, never, R0>, then: Th
   const effect = Effect.flatMap(source, (outcome) => runFrom(steps, 0, outcome))
   last = { effect, source, steps }
   return effect
-}
-
-/**
- * Whether `effect` is already complete (an `Exit`). Exits are the instances
- * of two prototypes: comparing the prototype is a load, where `Exit.isExit`
- * walks the prototype chain of every other effect looking for its key. Were
- * an exit ever made otherwise, it would only take the general path.
- */
-const successes: object = Object.getPrototypeOf(Exit.succeed(undefined))
-const failures: object = Object.getPrototypeOf(Exit.die(undefined))
-const isComplete = (effect: Effect.Effect<Outcome.Outcome, never, any>): effect is Exit.Exit<Outcome.Outcome> => {
-  const proto: unknown = Object.getPrototypeOf(effect)
-  return proto === successes || proto === failures
 }
 
 /**

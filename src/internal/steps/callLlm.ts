@@ -103,7 +103,8 @@ export const generate = (
       const checked = run.report !== undefined ? same : (parts: ReadonlyArray<Response.AnyPart>) => Arrival.received(parts, turn, limits, used)
       const durability = run.durability
       if (durability === undefined) {
-        return Effect.match(call(), {
+        // Eager: a call that completed at once (an Exit) is branched on now, with no step of the runtime.
+        return Effect.matchEager(call(), {
           onFailure: (error) => new Outcome.Error(chain, error),
           onSuccess: (parts) => {
             const read = turnIn(parts, checked)
