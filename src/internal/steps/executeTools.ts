@@ -7,6 +7,7 @@ import { type Context, Duration, Effect } from "effect"
 import { Prompt } from "effect/ai"
 import type { Chain } from "../chain.ts"
 import { defaults, type Options } from "../options.ts"
+import { appended } from "../appended.ts"
 import * as Parts from "../parts.ts"
 import { inCallOrder, withEdits } from "../round.ts"
 import { compile } from "../tools/compile.ts"
@@ -81,7 +82,7 @@ export const withToolMessage = (
 ): ReadonlyArray<Prompt.Message> => {
   let at = messages.length
   while (at > 0 && messages[at - 1].role !== "assistant") at--
-  if (at === 0 || at === messages.length) return messages.concat([tool]) // a block copy (see appendTurn)
+  if (at === 0 || at === messages.length) return appended(messages, [tool])
   return [...messages.slice(0, at), tool, ...messages.slice(at)]
 }
 
