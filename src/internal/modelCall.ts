@@ -14,6 +14,7 @@ import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts
 import { infoOf } from "./chatModel.ts"
 import { unknownToolName } from "./contentFree.ts"
 import { retrying, safely, safelyNow, unusableAnswer } from "./safeModelCall.ts"
+import { isSucceeded } from "./complete.ts"
 import { type Report, reportThen } from "./report.ts"
 import type { RunEvent } from "./runEvents.ts"
 import * as Arrival from "./arrival.ts"
@@ -151,6 +152,30 @@ const streamed = (
     return Effect.map(received, () => assemble(parts))
   })
 
+/** The event of a call that answered `parts`, or why they cannot be read (a JavaScript model's getter that throws). */
+const finishedEvent = (
+  parts: ReadonlyArray<Response.AnyPart>,
+  call: number,
+  request: GenerateRequest,
+  omitContent: boolean,
+  durationMillis: number
+): RunEvent | string => {
+  try {
+    const finish = finishOf(parts)
+    return {
+      _tag: "ModelCallFinished",
+      call,
+      finishReason: finish.reason,
+      usage: finish.usage,
+      text: textOf(parts),
+      toolCalls: toolCallsOf(parts, request.tools, omitContent),
+      durationMillis
+    }
+  } catch (error) {
+    return Arrival.unreadable(error)
+  }
+}
+
 /**
  * The names of each tool list a request sent, worked out once: a run sends the same list on every
  * call. Frozen, since every `ModelCallStarted` of that list shares it.
@@ -202,38 +227,23 @@ const observedAttempt = (
         () => Effect.fail(error)
       )
     }
-    return Effect.matchEffect(attempted, {
-      onFailure: failed,
-      onSuccess: (result) => {
-        const durationMillis = run.clock.currentTimeMillisUnsafe() - since
-        const finished = (answer: unknown) => {
-          // A JavaScript model may answer with anything: checked before anything reads it.
-          const parts = Arrival.received(answer, call, limits, used)
-          if (typeof parts === "string") return failed(unusableAnswer(parts))
-          let event: RunEvent
-          try {
-            const finish = finishOf(parts)
-            event = {
-              _tag: "ModelCallFinished",
-              call,
-              finishReason: finish.reason,
-              usage: finish.usage,
-              text: textOf(parts),
-              toolCalls: toolCallsOf(parts, request.tools, run.omitContent),
-              durationMillis
-            }
-          } catch (error) {
-            return failed(unusableAnswer(Arrival.unreadable(error)))
-          }
-          return reportThen(report, event, () => Effect.succeed(parts))
-        }
-        // An answer that is not a list of parts is not assembled: received says so.
-        if (whole === undefined || Arrival.shapeProblem(result) !== undefined) return finished(result)
-        const waiting = reportDeltas(result, report, call)
-        const answer = assemble(result)
-        return waiting === undefined ? finished(answer) : Effect.andThen(waiting, Effect.suspend(() => finished(answer)))
+    const onSuccess = (result: ReadonlyArray<Response.AnyPart>) => {
+      const durationMillis = run.clock.currentTimeMillisUnsafe() - since
+      const finished = (answer: unknown) => {
+        // A JavaScript model may answer with anything: checked before anything reads it.
+        const parts = Arrival.received(answer, call, limits, used)
+        if (typeof parts === "string") return failed(unusableAnswer(parts))
+        const event = finishedEvent(parts, call, request, run.omitContent, durationMillis)
+        return typeof event === "string" ? failed(unusableAnswer(event)) : reportThen(report, event, () => Effect.succeed(parts))
       }
-    })
+      // An answer that is not a list of parts is not assembled: received says so.
+      if (whole === undefined || Arrival.shapeProblem(result) !== undefined) return finished(result)
+      const waiting = reportDeltas(result, report, call)
+      const answer = assemble(result)
+      return waiting === undefined ? finished(answer) : Effect.andThen(waiting, Effect.suspend(() => finished(answer)))
+    }
+    // An answer that is complete (a scripted or whole streamed turn) is taken on now, with no step of the runtime.
+    return isSucceeded(attempted) ? onSuccess(attempted.value) : Effect.matchEffect(attempted, { onFailure: failed, onSuccess })
   })
 }
 

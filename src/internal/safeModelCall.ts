@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Cause, Effect, type Schedule } from "effect"
+import { Cause, Effect, type Exit, type Schedule } from "effect"
 import type { Response } from "effect/ai"
 import type { ChatModelError } from "./chatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
@@ -44,7 +44,7 @@ export const safelyNow = (
   if (!Effect.isEffect(effect)) return Effect.fail(failedUnexpectedly(new Error(noEffect(effect))))
   const answered = effect as Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>
   // A complete success has no failure to classify: passed on as it is, still complete.
-  return isSucceeded(answered) ? answered : Effect.catchCause(answered, classified)
+  return isSucceeded(answered) ? answered as Exit.Success<ReadonlyArray<Response.AnyPart>> : Effect.catchCause(answered, classified)
 }
 
 /**
