@@ -11,6 +11,7 @@ import { Cause, Effect, Option } from "effect"
 import type { CallState, ToolCall } from "../../ToolCall.ts"
 import * as ToolFailurePolicy from "../../ToolFailurePolicy.ts"
 import { refusalOf } from "../arrival.ts"
+import { isSucceeded } from "../complete.ts"
 import { describe } from "../describe.ts"
 import { raceInterrupt } from "../stopSignal.ts"
 import type { CompiledTool } from "./compile.ts"
@@ -67,6 +68,36 @@ const boundedApproval = (
 const awaitingApproval: CallState = { _tag: "AwaitingApproval" }
 const awaitingResult: CallState = { _tag: "AwaitingResult" }
 
+/** The call with its decoded `params`: held when it is external, its handler invoked otherwise. */
+const proceed = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, params: unknown, repairs: Repairs): Effect.Effect<Settled> =>
+  entry.external ? Effect.succeed(new Held(call, awaitingResult)) : invoke(ctx, entry, call, params, repairs)
+
+/** The call once its arguments decoded: held for an approval it needs and has not got, {@link proceed}ed otherwise. */
+const decoded = (
+  ctx: RoundContext,
+  entry: CompiledTool,
+  call: ToolCall,
+  approved: boolean,
+  repairs: Repairs,
+  params: unknown
+): Effect.Effect<Settled> => {
+  if (approved) return proceed(ctx, entry, call, params, repairs)
+  const needs = needsApproval(entry, call, params, ctx)
+  if (typeof needs === "boolean") return needs ? Effect.succeed(new Held(call, awaitingApproval)) : proceed(ctx, entry, call, params, repairs)
+  return Effect.flatMap(boundedApproval(needs, entry, ctx), (yes) =>
+    Option.isNone(yes)
+      ? Effect.succeed(new Cut(call, ctx.states.get(call.id)))
+      : yes.value
+      ? Effect.succeed(new Held(call, awaitingApproval))
+      : proceed(ctx, entry, call, params, repairs))
+}
+
+/** The call whose arguments did not decode: a "parameters" failure under the run's policy. */
+const undecoded = (ctx: RoundContext, entry: CompiledTool, call: ToolCall, repairs: Repairs, cause: Cause.Cause<unknown>): Effect.Effect<Settled> => {
+  const error = Cause.squash(cause)
+  return failWith(ctx, call, "parameters", `Invalid arguments for tool '${call.name}': ${describe(error)}`, entry, repairs, error)
+}
+
 /**
  * Decodes the arguments, then holds the call or invokes its handler. A call
  * that is `repairable` may be retried once by a repair function with new
@@ -87,33 +118,13 @@ const attempt = (
   if (refusal !== undefined) {
     return failWith(ctx, call, "parameters", `Invalid arguments for tool '${call.name}': ${refusal}; the tool did not run`, entry, repairs)
   }
-  // Eager: a decoder that completed synchronously (an Exit) is branched on now, with no step of the runtime.
-  return Effect.matchCauseEffectEager(entry.decodeParameters(call.params), {
-    onFailure: (cause) => {
-      const error = Cause.squash(cause)
-      return failWith(
-        ctx,
-        call,
-        "parameters",
-        `Invalid arguments for tool '${call.name}': ${describe(error)}`,
-        entry,
-        repairs,
-        error
-      )
-    },
-    onSuccess: (params) => {
-      const proceed = (): Effect.Effect<Settled> =>
-        entry.external ? Effect.succeed(new Held(call, awaitingResult)) : invoke(ctx, entry, call, params, repairs)
-      if (approved) return proceed()
-      const needs = needsApproval(entry, call, params, ctx)
-      if (typeof needs === "boolean") return needs ? Effect.succeed(new Held(call, awaitingApproval)) : proceed()
-      return Effect.flatMap(boundedApproval(needs, entry, ctx), (yes) =>
-        Option.isNone(yes)
-          ? Effect.succeed(new Cut(call, ctx.states.get(call.id)))
-          : yes.value
-          ? Effect.succeed(new Held(call, awaitingApproval))
-          : proceed())
-    }
+  const decoding = entry.decodeParameters(call.params)
+  // A decoder that completed synchronously (an Exit, as a schema without effects gives) is branched on
+  // now: no step of the runtime, and no handlers built for one.
+  if (isSucceeded(decoding)) return decoded(ctx, entry, call, approved, repairs, decoding.value)
+  return Effect.matchCauseEffectEager(decoding, {
+    onFailure: (cause) => undecoded(ctx, entry, call, repairs, cause),
+    onSuccess: (params) => decoded(ctx, entry, call, approved, repairs, params)
   })
 }
 
