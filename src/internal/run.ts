@@ -115,7 +115,8 @@ export const run: {
   chain: Chain<Tools>,
   options: RunOptions<R, O>
 ): Effect.Effect<Outcome.Final<Tools>, RunError, R | HandlersOf<Tools>> =>
-  Effect.flatMap(Effect.context<never>(), (context) => {
+  // contextWith: one step of the runtime, where flatMap of Effect.context() takes three.
+  Effect.contextWith((context: Context.Context<never>) => {
     const observer = Context.get(context, Observer)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
