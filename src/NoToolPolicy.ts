@@ -34,6 +34,7 @@
  */
 import type { Effect } from "effect"
 import type { Chain, ModelResponse } from "./internal/chain.ts"
+import { InvalidInput } from "./LoopError.ts"
 
 /**
  * Send `text` to the model as a user message and loop again.
@@ -136,7 +137,8 @@ export const result = (value: unknown): Result => ({ _tag: "Result", result: val
 
 /**
  * The default reminder of `untilToolUsed`: it names the tools the mode waits
- * for.
+ * for. Given anything but an array of names (from JavaScript), it throws
+ * `InvalidInput`.
  *
  * @example
  * ```ts
@@ -149,10 +151,12 @@ export const result = (value: unknown): Result => ({ _tag: "Result", result: val
  * @category utils
  * @since 0.1.0
  */
-export const reminderFor = (names: ReadonlyArray<string>): string =>
-  `You answered without calling a tool. To finish, call ${
-    names.length === 1 ? names[0] : `one of: ${names.join(", ")}`
-  }.`
+export const reminderFor = (names: ReadonlyArray<string>): string => {
+  if (!Array.isArray(names) || !names.every((name) => typeof name === "string")) {
+    throw new InvalidInput({ field: "reminderFor names", rule: "must be an array of tool names", value: "(not shown)" })
+  }
+  return `You answered without calling a tool. To finish, call ${names.length === 1 ? names[0] : `one of: ${names.join(", ")}`}.`
+}
 
 /**
  * `true` when `u` is a valid decision (functions excluded). An empty

@@ -3,14 +3,16 @@
  *
  * @internal
  */
-import type { Chain } from "../chain.ts"
+import { type Chain, isChain } from "../chain.ts"
+import { checkObject, readably } from "../checks.ts"
+import { InvalidInput } from "../../LoopError.ts"
 import { ChatModel } from "../../ChatModel.ts"
 import { type Options } from "../options.ts"
 import { budgetStart } from "../budget.ts"
 import * as NoToolPolicy from "../../NoToolPolicy.ts"
 import { checkDirectReturn, checkReturnBehaviorWith } from "./returns.ts"
 import { executeToolsWith } from "./executeTools.ts"
-import { type Step } from "../step.ts"
+import { refused, type Step } from "../step.ts"
 import { checkStop } from "./pauses.ts"
 import { checkNoTool } from "./noTool.ts"
 import { callLlmWith } from "./callLlm.ts"
@@ -51,6 +53,11 @@ export const forRun = (
   options: Options,
   modeDefaults?: { readonly noTool?: NoToolPolicy.Policy | undefined }
 ): RunSteps => {
+  // From JavaScript anything may come: every step then ends the loop with the problem, as a factory's do.
+  const problem = isChain(chain)
+    ? readably("Step.forRun options", () => checkObject(options, "Step.forRun options"))
+    : new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: "(not shown)" })
+  if (problem !== undefined) return refusedSteps(refused(problem))
   const noTool = options.noTool ?? modeDefaults?.noTool
   return {
     executeTools: executeToolsWith(options),
@@ -69,6 +76,18 @@ export const forRun = (
     checkShouldContinue: checkShouldContinue(options.shouldContinue)
   }
 }
+
+/** Every step of {@link forRun} as `step` (one that ends the loop with a problem). */
+const refusedSteps = (step: Step): RunSteps => ({
+  executeTools: step,
+  checkStop: step,
+  checkDirectReturn: step,
+  checkReturnBehavior: step,
+  checkMaxRuns: step,
+  callLlm: step,
+  checkNoTool: step,
+  checkShouldContinue: step
+})
 
 /**
  * The steps {@link forRun} returns.
