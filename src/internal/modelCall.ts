@@ -145,7 +145,10 @@ const streamed = (
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> =>
   Effect.suspend(() => {
     const parts: Array<Response.AnyPart> = []
-    const received = Stream.runForEachArray(model.stream(request), (chunk) => {
+    const stream: unknown = model.stream(request)
+    // A JavaScript model may return anything: what is not a Stream fails the call here (safelyNow catches the throw).
+    if (!Stream.isStream(stream)) throw new Error("the model's stream returned something that is not a Stream")
+    const received = Stream.runForEachArray(stream as Stream.Stream<Response.AnyPart, ChatModelError>, (chunk) => {
       for (const part of chunk) parts.push(part)
       return reportDeltas(chunk, report, call) ?? Effect.void
     })

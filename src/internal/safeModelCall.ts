@@ -35,16 +35,26 @@ export const safely = (
 export const safelyNow = (
   attempt: () => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  let effect: unknown
+  let answered: Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>
   try {
-    effect = attempt()
+    const effect: unknown = attempt()
+    // Inside the try: a JavaScript model's revoked Proxy throws on this read too.
+    if (!Effect.isEffect(effect)) return Effect.fail(failedUnexpectedly(new Error(noEffect(effect))))
+    answered = effect as Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>
   } catch (defect) {
     return Effect.fail(failedUnexpectedly(defect))
   }
-  if (!Effect.isEffect(effect)) return Effect.fail(failedUnexpectedly(new Error(noEffect(effect))))
-  const answered = effect as Effect.Effect<ReadonlyArray<Response.AnyPart>, unknown>
   // A complete success has no failure to classify: passed on as it is, still complete.
-  return isSucceeded(answered) ? answered as Exit.Success<ReadonlyArray<Response.AnyPart>> : Effect.catchCause(answered, classified)
+  return succeededNow(answered) ? answered as Exit.Success<ReadonlyArray<Response.AnyPart>> : Effect.catchCause(answered, classified)
+}
+
+/** Whether `effect` is a successful Exit; an effect whose prototype cannot be read (a Proxy) is run as any other. */
+const succeededNow = (effect: Effect.Effect<unknown, unknown>): boolean => {
+  try {
+    return isSucceeded(effect)
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -191,3 +191,35 @@ describe("an answer whose parts throw when read (helper-41)", () => {
     expect(error.message).not.toContain("retry schedule")
   })
 })
+
+describe("an answer behind a Proxy (helper-42)", () => {
+  const answer = [{ type: "text", text: "hi" }]
+  const trapped = () => new Proxy(Effect.succeed(answer), { getPrototypeOf() { throw new Error("no prototype for you") } })
+  const revokedEffect = () => {
+    const { proxy, revoke } = Proxy.revocable(Effect.succeed(answer), {})
+    revoke()
+    return proxy
+  }
+
+  it("a complete answer whose prototype cannot be read is run as any other Effect", async () => {
+    const exit = await observe(Chain.run(Chain.make({ user: "hi" }), { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(custom(trapped))))
+    if (exit === "escaped" || Exit.isFailure(exit)) throw new Error(`the run did not succeed: ${exit === "escaped" ? exit : Cause.pretty(exit.cause)}`)
+    expect(Chain.text(exit.value.chain)).toBe("hi")
+  })
+
+  it.each([
+    { name: "a revoked proxy from generate", generate: revokedEffect, stream: () => Stream.empty, streamed: false, says: "revoked" },
+    { name: "a stream that is not a Stream", generate: () => Effect.succeed(answer), stream: () => "not a stream", streamed: true, says: "the model's stream returned something that is not a Stream" }
+  ])("$name: ModelCallFailed, no defect", async ({ generate, says, stream, streamed }) => {
+    const chain = Chain.make({ user: "hi" })
+    const run = streamed
+      ? Stream.runDrain(Chain.stream(chain, { mode: Mode.whileNeedsResponse }))
+      : Chain.run(chain, { mode: Mode.whileNeedsResponse })
+    const exit = await observe(run.pipe(Effect.provide(custom(generate, stream))) as Effect.Effect<unknown, unknown>)
+    if (exit === "escaped" || Exit.isSuccess(exit)) throw new Error(`expected a typed failure, got ${exit === "escaped" ? exit : "a success"}`)
+    expect(Cause.hasDies(exit.cause)).toBe(false)
+    const error = Option.getOrThrow(Exit.findErrorOption(exit)) as { message: string; reason: { _tag: string } }
+    expect(error.reason._tag).toBe("ModelCallFailed")
+    expect(error.message).toContain(says)
+  })
+})
