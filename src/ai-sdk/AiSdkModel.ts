@@ -71,12 +71,14 @@ import type {
   LanguageModelV3,
   LanguageModelV4,
   LanguageModelV4CallOptions,
-  LanguageModelV4FunctionTool
+  LanguageModelV4FunctionTool,
+  LanguageModelV4GenerateResult
 } from "@ai-sdk/provider"
 import { Duration, Effect, Layer, Stream } from "effect"
 import type { Response, Tool } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
+import { messageOf } from "../internal/describe.ts"
 import * as Errors from "./internal/errors.ts"
 import * as FromProvider from "./internal/fromProvider.ts"
 import * as OlderSpecs from "./internal/olderSpecs.ts"
@@ -381,13 +383,26 @@ const generateWith = (model: LanguageModelV4, built: Build, timeout: Duration.Du
             catch: Errors.callFailureOf
           })
         ),
-        Effect.flatMap((result) =>
-          result.finishReason.unified === "interrupted"
-            ? Effect.fail(Errors.unfinished)
-            : Effect.succeed(FromProvider.fromProviderContent(result.content, result.finishReason, result.usage, result.response))
-        )
+        Effect.flatMap(responseOf)
       )
     )
+
+/**
+ * A whole response's parts. The provider's result is hostile: one that
+ * cannot be read (a `finishReason` or `content` missing or of the wrong
+ * type) fails the call, not retried, instead of dying.
+ */
+const responseOf = (result: LanguageModelV4GenerateResult): Effect.Effect<ReadonlyArray<Response.AnyPart>, ModelCallFailed> => {
+  try {
+    return result.finishReason.unified === "interrupted"
+      ? Effect.fail(Errors.unfinished)
+      : Effect.succeed(FromProvider.fromProviderContent(result.content, result.finishReason, result.usage, result.response))
+  } catch (error) {
+    return Effect.fail(
+      new ModelCallFailed({ description: `the provider's response cannot be read: ${messageOf(error)}`, cause: error, retryable: false })
+    )
+  }
+}
 
 /**
  * `ChatModel.stream` through `doStream`: the parts as they come; a stream

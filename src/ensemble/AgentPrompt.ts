@@ -8,6 +8,17 @@
  */
 import type { Any as AnyAgent } from "./Agent.ts"
 import type { TaskOutput } from "./TaskOutput.ts"
+import { ValidationError } from "./EnsembleError.ts"
+import { show } from "./internal/rules.ts"
+
+/** Throws `ValidationError` unless `value` is an object whose `fields` are strings (a JavaScript caller may pass anything). */
+const requireStrings = (value: unknown, fields: ReadonlyArray<string>, what: string): void => {
+  if (typeof value !== "object" || value === null) throw new ValidationError({ message: `${what} must be an object (got ${show(value)})` })
+  for (const field of fields) {
+    const read: unknown = (value as Readonly<Record<string, unknown>>)[field]
+    if (typeof read !== "string") throw new ValidationError({ message: `${what}: ${field} must be a string (got ${show(read)})` })
+  }
+}
 
 /**
  * The system prompt of an agent.
@@ -25,6 +36,7 @@ import type { TaskOutput } from "./TaskOutput.ts"
  * @since 0.1.0
  */
 export const system = (agent: AnyAgent): string => {
+  requireStrings(agent, ["role", "goal", "background", "responseFormat"], "AgentPrompt.system agent")
   const parts = [`You are ${agent.role}.`]
   if (agent.background.trim().length > 0) parts.push(agent.background)
   parts.push(`Your goal: ${agent.goal}`)
@@ -73,6 +85,8 @@ export interface TaskInput {
  * @since 0.1.0
  */
 export const user = (input: TaskInput): string => {
+  requireStrings(input, ["description", "expectedOutput"], "AgentPrompt.user input")
+  if (!Array.isArray(input.context)) throw new ValidationError({ message: "AgentPrompt.user input: context must be an array of task outputs" })
   const sections: Array<string> = []
   if (input.context.length > 0) {
     sections.push(

@@ -5,9 +5,12 @@
  *
  * @since 0.1.0
  */
+import { ValidationError } from "./EnsembleError.ts"
+import { show } from "./internal/rules.ts"
 
 /**
- * The form two roles are compared in.
+ * The form two roles are compared in. What is not a string (from
+ * JavaScript) throws `ValidationError`.
  *
  * @example
  * ```ts
@@ -19,7 +22,10 @@
  * @category utils
  * @since 0.1.0
  */
-export const key = (role: string): string => role.trim().toLowerCase()
+export const key = (role: string): string => {
+  if (typeof role !== "string") throw new ValidationError({ message: `A role must be a string (got ${show(role)})` })
+  return role.trim().toLowerCase()
+}
 
 /**
  * Whether two roles name the same agent.

@@ -12,6 +12,8 @@
 import { Effect } from "effect"
 import { PromptTemplateError, ValidationError } from "./EnsembleError.ts"
 import * as Engine from "./internal/template.ts"
+import { messageOf } from "../internal/describe.ts"
+import { redactedShort } from "../internal/redact.ts"
 
 /** What is wrong with a template from JavaScript that is not a string. */
 const notText = (template: unknown): ValidationError =>
@@ -48,6 +50,25 @@ const asMap = (inputs: Readonly<Record<string, string>> | ReadonlyMap<string, st
   }
 }
 
+/** `inputs` as a Map of strings, or why they are not (from JavaScript, a Proxy whose reads throw too). */
+const readInputs = (inputs: unknown): ReadonlyMap<string, string> | ValidationError => {
+  try {
+    const values = asMap(inputs as Readonly<Record<string, string>>)
+    if (values === undefined) return new ValidationError({ message: "Template inputs must be a record or a Map of strings" })
+    // Copied as read: a Map from JavaScript may be a Proxy that answers differently later.
+    const read = new Map<string, string>()
+    for (const [key, value] of values) {
+      if (typeof value !== "string") {
+        return new ValidationError({ message: `Template inputs must be strings (got ${value === null ? "null" : typeof value})` })
+      }
+      read.set(key, value)
+    }
+    return read
+  } catch (error) {
+    return new ValidationError({ message: `Template inputs cannot be read (${redactedShort(messageOf(error), 200)})` })
+  }
+}
+
 /**
  * Fills a template from a record or a `Map` of inputs; fails with
  * `PromptTemplateError` listing every missing variable, and with a
@@ -70,15 +91,8 @@ export const resolve = (
   inputs: Readonly<Record<string, string>> | ReadonlyMap<string, string>
 ): Effect.Effect<string, PromptTemplateError | ValidationError> => {
   if (typeof template !== "string") return Effect.fail(notText(template))
-  const values = asMap(inputs)
-  if (values === undefined) {
-    return Effect.fail(new ValidationError({ message: "Template inputs must be a record or a Map of strings" }))
-  }
-  for (const value of values.values()) {
-    if (typeof value !== "string") {
-      return Effect.fail(new ValidationError({ message: `Template inputs must be strings (got ${value === null ? "null" : typeof value})` }))
-    }
-  }
+  const values = readInputs(inputs)
+  if (values instanceof ValidationError) return Effect.fail(values)
   const missing = variables(template).filter((name) => !values.has(name))
   if (missing.length > 0) return Effect.fail(new PromptTemplateError({ missing, template }))
   return Effect.succeed(Engine.fill(template, values))

@@ -8,10 +8,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import { Prompt, Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, Mode, ModelRetry, type RunEvent, StructuredOutput } from "../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { recording } from "../support/recordingTracer.ts"
+import * as AiSdk from "../../src/ai-sdk/index.ts"
 
 /**
  * `effect`'s exit as a caller observes it with `Effect.exit`. A non-Effect met by the runtime
@@ -221,5 +222,29 @@ describe("an answer behind a Proxy (helper-42)", () => {
     const error = Option.getOrThrow(Exit.findErrorOption(exit)) as { message: string; reason: { _tag: string } }
     expect(error.reason._tag).toBe("ModelCallFailed")
     expect(error.message).toContain(says)
+  })
+})
+
+describe("an AI SDK provider whose whole response cannot be read", () => {
+  const provider = (result: unknown) => ({
+    specificationVersion: "v4",
+    provider: "hostile",
+    modelId: "m",
+    supportedUrls: {},
+    doGenerate: async () => result,
+    doStream: async () => { throw new Error("not used") }
+  })
+
+  it.each([
+    { name: "finishReason null", result: { content: [], finishReason: null, usage: {}, warnings: [] } },
+    { name: "content null", result: { content: null, finishReason: { unified: "stop", raw: "stop" }, usage: {}, warnings: [] } },
+    { name: "no result at all", result: null }
+  ])("$name: the model's generate fails with ModelCallFailed, no defect", async ({ result }) => {
+    const program = Effect.flatMap(Effect.service(ChatModel.ChatModel), (model) =>
+      model.generate({ prompt: Prompt.make("hi"), tools: [], toolChoice: "auto" }))
+    const exit = await observe(program.pipe(Effect.provide(AiSdk.ChatModel.fromAiSdk(provider(result) as never))) as Effect.Effect<unknown, unknown>)
+    if (exit === "escaped" || Exit.isSuccess(exit)) throw new Error(`expected a typed failure, got ${exit === "escaped" ? exit : "a success"}`)
+    expect(Cause.hasDies(exit.cause)).toBe(false)
+    expect(Option.getOrThrow(Exit.findErrorOption(exit))).toMatchObject({ _tag: "ModelCallFailed", retryable: false })
   })
 })
