@@ -48,7 +48,8 @@ import { McpClient, type Tool, type Toolkit } from "effect/ai"
 import { InvalidInput } from "../LoopError.ts"
 import type { ConnectError, McpToolRejected } from "./McpError.ts"
 import type { Transport } from "./McpTransport.ts"
-import { connectionError } from "./internal/failures.ts"
+import { bounded, connectionError } from "./internal/failures.ts"
+import { noSecrets, scrub, type Secrets, secretsOf } from "./internal/secrets.ts"
 import * as Options from "./internal/options.ts"
 import { screen } from "./internal/screen.ts"
 import { build, type McpTool as Tool_, type McpToolRecord } from "./internal/toolkit.ts"
@@ -132,8 +133,9 @@ export type Limits = Options.Limits
  * to keep; default all), `invalidTools` (`"fail"`, the default, or
  * `"skip"`), `protocol` (`"2025-11-25"`, the default, or `"2026-07-28"`),
  * `timeout` (connecting and each listing, default 30 seconds), `callTimeout`
- * (each call, as a `ToolTimeout`; default none: the run's `toolTimeout`
- * applies) and `limits`.
+ * (each call, as a `ToolTimeout`; when none is given, a call the server
+ * never answers fails after 5 minutes, and a shorter `toolTimeout` of the
+ * run applies) and `limits`.
  *
  * @example
  * ```ts
@@ -180,24 +182,28 @@ export interface McpTools {
   readonly refresh: Effect.Effect<McpTools, ConnectError>
 }
 
-const snapshot = (client: McpClient.McpClient, options: Options.Resolved): Effect.Effect<McpTools, ConnectError> =>
+const snapshot = (client: McpClient.McpClient, options: Options.Resolved, secrets: Secrets): Effect.Effect<McpTools, ConnectError> =>
   Effect.flatMap(
-    Effect.mapError(client.listTools({ timeout: options.timeout }), (error) => connectionError("list-tools", error)),
+    Effect.mapError(client.listTools({ timeout: options.timeout }), (error) => connectionError("list-tools", error, secrets)),
     (descriptors) => {
       const screened = screen(descriptors, { ...options, bounds: options.limits })
       if ("error" in screened) return Effect.fail(screened.error)
       const { layer, toolkit } = build(client, screened.accepted, {
         resultLength: options.limits.resultLength,
-        callTimeout: options.callTimeout
+        callTimeout: options.callTimeout,
+        secrets
       })
-      const server = client.serverInfo === undefined ? undefined : { name: client.serverInfo.name, version: client.serverInfo.version }
+      // The server's own words: bounded like every other string it sends.
+      const server = client.serverInfo === undefined
+        ? undefined
+        : { name: bounded(scrub(String(client.serverInfo.name), secrets), 200), version: bounded(scrub(String(client.serverInfo.version), secrets), 200) }
       return Effect.succeed<McpTools>({
         toolkit,
         layer,
         tools: screened.accepted.map(({ descriptor, name }) => ({ name, serverName: descriptor.name, description: descriptor.description })),
         rejected: screened.rejected,
         server,
-        refresh: Effect.suspend(() => snapshot(client, options))
+        refresh: Effect.suspend(() => snapshot(client, options, secrets))
       })
     }
   )
@@ -243,7 +249,7 @@ export const connect = (
     const resolved = Options.resolve(options, Transports.defaultTimeout)
     return Effect.flatMap(
       Transports.open(transport, { ...resolved, messageBytes: resolved.limits.messageBytes }),
-      (client) => snapshot(client, resolved)
+      (client) => snapshot(client, resolved, secretsOf(transport))
     )
   })
 
@@ -282,5 +288,5 @@ export const fromClient = (
       return Effect.fail(new InvalidInput({ field: "client", rule: "must be an effect McpClient (McpClient.make or McpClient.layerHttp)", value: typeof client }))
     }
     const problem = Options.check(options, "McpTools.fromClient")
-    return problem === undefined ? snapshot(client, Options.resolve(options, Transports.defaultTimeout)) : Effect.fail(problem)
+    return problem === undefined ? snapshot(client, Options.resolve(options, Transports.defaultTimeout), noSecrets) : Effect.fail(problem)
   })

@@ -1,7 +1,7 @@
 /**
  * An MCP server chooses its tool names (helper-32's probe). One named like a local tool that needs
  * approval, merged after the local toolkit, is the definition the loop checks (no approval). Its
- * handler is found by its own id (`loopwork/mcp/<name>`), never the local tool's
+ * handler is found by its own id (`loopwork/mcp/<connection>/<name>`), never the local tool's
  * (`effect/ai/Tool/<name>`), so the call goes to the server and the local handler never runs without
  * a decision, whatever order the layers are provided in.
  */
@@ -31,6 +31,6 @@ describe("an MCP tool shadowing a local tool that needs approval", () => {
       expect(ran).toEqual([])
       expect(outcome._tag).toBe("Ok")
       expect(server.calls.length).toBe(1)
-      expect(mcp.toolkit.tools.delete_file?.id).toBe("loopwork/mcp/delete_file")
+      expect(mcp.toolkit.tools.delete_file?.id).toMatch(/^loopwork\/mcp\/\d+\/delete_file$/)
     }))
 })

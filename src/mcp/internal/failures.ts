@@ -8,6 +8,7 @@ import type { McpClientError } from "effect/ai"
 import { messageOf } from "../../internal/describe.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { type CallFailureReason, McpCallFailed, McpConnectionError } from "../McpError.ts"
+import { scrub, type Secrets } from "./secrets.ts"
 
 /** The most characters of a detail kept. */
 const maxDetail = 2_000
@@ -20,13 +21,13 @@ const maxDetail = 2_000
 export const bounded = (text: string, max: number): string =>
   text.length <= max ? text : `${text.slice(0, max)}… (${(text.length - max).toLocaleString("en-US")} more characters)`
 
-const detailOf = (error: McpClientError.McpClientError): string => {
+const detailOf = (error: McpClientError.McpClientError, secrets: Secrets): string => {
   const reason = error.reason
   const own = messageOf(reason)
   const cause: unknown = "cause" in reason ? reason.cause : undefined
   const extra = cause === undefined ? "" : messageOf(cause)
   // Redacted here: a detail is kept in the error and, for a failed call, shown to the model.
-  return bounded(redactSecrets(extra === "" || own.includes(extra) ? own : `${own}: ${extra}`), maxDetail)
+  return bounded(redactSecrets(scrub(extra === "" || own.includes(extra) ? own : `${own}: ${extra}`, secrets)), maxDetail)
 }
 
 /**
@@ -36,13 +37,14 @@ const detailOf = (error: McpClientError.McpClientError): string => {
  */
 export const connectionError = (
   operation: "connect" | "list-tools",
-  error: McpClientError.McpClientError
-): McpConnectionError => new McpConnectionError({ operation, reason: error.reason._tag, detail: detailOf(error) })
+  error: McpClientError.McpClientError,
+  secrets: Secrets
+): McpConnectionError => new McpConnectionError({ operation, reason: error.reason._tag, detail: detailOf(error, secrets) })
 
 /**
  * A failure of a call of tool `tool`.
  *
  * @internal
  */
-export const callFailed = (tool: string, error: McpClientError.McpClientError): McpCallFailed =>
-  new McpCallFailed({ tool, reason: error.reason._tag satisfies CallFailureReason, detail: detailOf(error) })
+export const callFailed = (tool: string, error: McpClientError.McpClientError, secrets: Secrets): McpCallFailed =>
+  new McpCallFailed({ tool, reason: error.reason._tag satisfies CallFailureReason, detail: detailOf(error, secrets) })

@@ -7,11 +7,12 @@
  *
  * @internal
  */
-import { type Duration, Effect, type JsonSchema, type Layer, Predicate, Schema } from "effect"
+import { Duration, Effect, type JsonSchema, type Layer, Predicate, Schema } from "effect"
 import { type McpClient, type McpSchema, Tool, Toolkit } from "effect/ai"
 import * as ToolTimeout from "../../ToolTimeout.ts"
 import { CallError, McpCallFailed, McpToolFailed } from "../McpError.ts"
 import { bounded, callFailed } from "./failures.ts"
+import { scrub, type Secrets } from "./secrets.ts"
 import { textOf } from "./result.ts"
 import type { Accepted } from "./screen.ts"
 
@@ -39,10 +40,10 @@ const argumentsOf = (params: unknown): Readonly<Record<string, unknown>> | undef
   params === undefined ? {} : Predicate.isObject(params) ? params as Record<string, unknown> : undefined
 
 /** A tool's answer as its handler's outcome. */
-const settle = (tool: string, result: McpSchema.CallToolResult, maxLength: number): Effect.Effect<string, CallError> => {
+const settle = (tool: string, result: McpSchema.CallToolResult, maxLength: number, secrets: Secrets): Effect.Effect<string, CallError> => {
   const read = textOf(result)
   if ("problem" in read) return Effect.fail(new McpCallFailed({ tool, reason: "UnsupportedResult", detail: read.problem }))
-  if (result.isError === true) return Effect.fail(new McpToolFailed({ tool, text: bounded(read.text, maxLength) }))
+  if (result.isError === true) return Effect.fail(new McpToolFailed({ tool, text: bounded(scrub(read.text, secrets), maxLength) }))
   if (read.text.length > maxLength) {
     return Effect.fail(
       new McpCallFailed({
@@ -52,18 +53,35 @@ const settle = (tool: string, result: McpSchema.CallToolResult, maxLength: numbe
       })
     )
   }
-  return Effect.succeed(read.text)
+  return Effect.succeed(scrub(read.text, secrets))
 }
 
-const handlerFor = (client: McpClient.McpClient, { descriptor, name }: Accepted, maxLength: number) => (params: unknown) => {
+const handlerFor = (client: McpClient.McpClient, { descriptor, name }: Accepted, options: HandlerOptions) => (params: unknown) => {
   const args = argumentsOf(params)
   if (args === undefined) {
     return Effect.fail(new McpCallFailed({ tool: name, reason: "InvalidArguments", detail: "the arguments must be a JSON object" }))
   }
-  return client.callTool({ tool: descriptor, arguments: args }).pipe(
-    Effect.mapError((error): CallError => callFailed(name, error)),
-    Effect.flatMap((result) => settle(name, result, maxLength))
+  const called = client.callTool({ tool: descriptor, arguments: args }).pipe(
+    Effect.mapError((error): CallError => callFailed(name, error, options.secrets)),
+    Effect.flatMap((result) => settle(name, result, options.resultLength, options.secrets))
   )
+  // A server that never answers: bounded here when no callTimeout annotates the tool, so a run's own
+  // toolTimeout still applies when it is shorter.
+  return options.callTimeout !== undefined ? called : Effect.timeoutOrElse(called, {
+    duration: defaultCallTimeout,
+    orElse: () => Effect.fail(new McpCallFailed({ tool: name, reason: "TimeoutError", detail: noAnswer }))
+  })
+}
+
+/** How long a call waits for a server's answer when `callTimeout` is not given. */
+const defaultCallTimeout = Duration.minutes(5)
+const noAnswer = "the server did not answer within 5 minutes (the default; set callTimeout to change it)"
+
+/** @internal what {@link build} needs besides the client and the tools */
+export interface HandlerOptions {
+  readonly resultLength: number
+  readonly callTimeout: Duration.Input | undefined
+  readonly secrets: Secrets
 }
 
 /**
@@ -73,18 +91,35 @@ const handlerFor = (client: McpClient.McpClient, { descriptor, name }: Accepted,
  * after a merge the loop could check the server's definition (no approval)
  * and run the local tool's handler.
  */
-const ownId = (tool: McpTool, name: string): McpTool =>
-  Object.assign(Object.create(Object.getPrototypeOf(tool) as object) as McpTool, tool, { id: `loopwork/mcp/${name}` })
+const ownId = (tool: McpTool, name: string, serial: number): McpTool =>
+  Object.assign(Object.create(Object.getPrototypeOf(tool) as object) as McpTool, tool, { id: `loopwork/mcp/${serial}/${name}` })
 
-const toolFor = ({ descriptor, name }: Accepted, callTimeout: Duration.Input | undefined): McpTool => {
+/**
+ * Each connection's number in its tools' ids: two servers listing a tool of
+ * the same name must not share a handler key either (after a merge, one
+ * server's definition would be shown and the other's handler run). The
+ * same for every snapshot of one client, so a refresh keeps its ids.
+ */
+const serials = new WeakMap<McpClient.McpClient, number>()
+let nextSerial = 0
+const serialOf = (client: McpClient.McpClient): number => {
+  let serial = serials.get(client)
+  if (serial === undefined) {
+    serial = ++nextSerial
+    serials.set(client, serial)
+  }
+  return serial
+}
+
+const toolFor = ({ descriptor, name }: Accepted, callTimeout: Duration.Input | undefined, secrets: Secrets, serial: number): McpTool => {
   const tool: McpTool = Tool.dynamic(name, {
-    description: descriptor.description,
+    description: descriptor.description === undefined ? undefined : scrub(descriptor.description, secrets),
     parameters: descriptor.inputSchema as JsonSchema.JsonSchema,
     success: Schema.String,
     failure: CallError,
     failureMode: "error"
   }).annotate(Tool.Strict, false)
-  return ownId(callTimeout === undefined ? tool : tool.annotate(ToolTimeout.Annotation, callTimeout), name)
+  return ownId(callTimeout === undefined ? tool : tool.annotate(ToolTimeout.Annotation, callTimeout), name, serial)
 }
 
 /**
@@ -106,11 +141,12 @@ export interface Built {
 export const build = (
   client: McpClient.McpClient,
   accepted: ReadonlyArray<Accepted>,
-  options: { readonly resultLength: number; readonly callTimeout: Duration.Input | undefined }
+  options: HandlerOptions
 ): Built => {
-  const toolkit = Toolkit.make(...accepted.map((entry) => toolFor(entry, options.callTimeout))) as unknown as Toolkit.Toolkit<McpToolRecord>
+  const serial = serialOf(client)
+  const toolkit = Toolkit.make(...accepted.map((entry) => toolFor(entry, options.callTimeout, options.secrets, serial))) as unknown as Toolkit.Toolkit<McpToolRecord>
   // Null prototype: a tool named "__proto__" or "constructor" is a tool, nothing more.
   const handlers: Record<string, ReturnType<typeof handlerFor>> = Object.create(null)
-  for (const entry of accepted) handlers[entry.name] = handlerFor(client, entry, options.resultLength)
+  for (const entry of accepted) handlers[entry.name] = handlerFor(client, entry, options)
   return { toolkit, layer: toolkit.toLayer(handlers) }
 }

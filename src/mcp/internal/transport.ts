@@ -14,6 +14,7 @@ import { InvalidInput } from "../../LoopError.ts"
 import { McpConnectionError } from "../McpError.ts"
 import type { Http, Stdio, Transport } from "../McpTransport.ts"
 import { connectionError } from "./failures.ts"
+import { secretsOf } from "./secrets.ts"
 import * as NodeSpawner from "./nodeSpawner.ts"
 
 const hidden = "(hidden)"
@@ -158,7 +159,7 @@ export const open = (
 ): Effect.Effect<McpClient.McpClient, McpConnectionError, Scope.Scope> =>
   McpClient.make({ name: options.name, version: options.version, timeout: options.timeout }).pipe(
     Effect.provideServiceEffect(McpClient.Transport, transportOf(transport, options)),
-    Effect.mapError((error) => connectionError("connect", error))
+    Effect.mapError((error) => connectionError("connect", error, secretsOf(transport)))
   )
 
 /** @internal */
