@@ -7,15 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Agent, AgentPrompt, EnsembleError, Role, Template } from "../../src/ensemble/index.ts"
-
-const thrownBy = (f: () => unknown): unknown => {
-  try {
-    f()
-  } catch (error) {
-    return error
-  }
-  return "nothing was thrown"
-}
+import { thrownBy } from "../support/thrown.ts"
 
 describe("Role", () => {
   it.each([null, undefined, 42, {}])("key(%j) and same throw ValidationError", (value) => {

@@ -29,19 +29,6 @@ describe("MCP credentials in URLs and headers", () => {
       }))
   }
 
-  it.live("a call whose connection drops, URL with ?auth=: the failed result sent to the model hides it", () =>
-    Effect.gen(function*() {
-      const server = yield* serveRaw({ tools: () => [{ name: "fetch", inputSchema: obj }], on: (m) => m.method === "tools/call" ? "drop" : undefined })
-      const mcp = yield* McpTools.connect(McpTransport.http({ url: `${server.url}?auth=${token}` }))
-      const model = ScriptedModel.make([{ toolCalls: [{ name: "fetch", params: { q: "x" } }] }, { text: "done" }])
-      const outcome = yield* Chain.run(Chain.make({ user: "go", toolkit: mcp.toolkit }), { mode: Mode.whileNeedsResponse })
-        .pipe(Effect.provide([model.layer, mcp.layer]))
-      const toModel = requestTranscripts(model)[1]?.at(-1) ?? ""
-      expect(toModel).toContain("McpCallFailed")
-      expect(toModel).not.toContain(token)
-      expect(JSON.stringify(outcome.chain.messages)).not.toContain(token)
-    }))
-
   it.live("a server echoing the user's Redacted x-api-key header in a JSON-RPC error: the model never sees the key", () =>
     Effect.gen(function*() {
       const server = yield* serveRaw({

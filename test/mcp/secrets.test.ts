@@ -26,14 +26,14 @@ describe("MCP error details carry no credential", () => {
       expect(inspect(error)).not.toContain(token)
     }))
 
-  it.live("a call whose connection drops: the failed result sent to the model and kept in the chain hides the key", () =>
+  it.live.each(["api_key", "auth", "key"])("a call whose connection drops, URL with ?%s=: the failed result sent to the model and kept in the chain hides the key", (name) =>
     Effect.gen(function*() {
       const server = yield* serve({
         tools: () => [{ name: "fetch", inputSchema: obj }],
         call: () => ({ content: [] }),
         httpFail: (method) => method === "tools/call" ? 0 : undefined // 0: the socket is destroyed
       })
-      const mcp = yield* McpTools.connect(McpTransport.http({ url: `${server.url}?api_key=${token}` }))
+      const mcp = yield* McpTools.connect(McpTransport.http({ url: `${server.url}?${name}=${token}` }))
       const model = ScriptedModel.make([{ toolCalls: [{ name: "fetch", params: { q: "x" } }] }, { text: "done" }])
       const outcome = yield* Chain.run(Chain.make({ user: "go", toolkit: mcp.toolkit }), { mode: Mode.whileNeedsResponse })
         .pipe(Effect.provide([model.layer, mcp.layer]))

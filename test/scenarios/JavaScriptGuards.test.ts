@@ -8,15 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Tool } from "effect/ai"
 import { Chain, ChatModel, ExternalTool, LoopError, type Mode, NoToolPolicy, Outcome, ReturnBehavior, Step, ToolTimeout } from "../../src/index.ts"
-
-const thrownBy = (f: () => unknown): unknown => {
-  try {
-    f()
-  } catch (error) {
-    return error
-  }
-  return "nothing was thrown"
-}
+import { thrownBy } from "../support/thrown.ts"
 
 const notAChainOrTool: ReadonlyArray<unknown> = [null, undefined, 42, "x", {}, { annotations: {} }]
 
