@@ -87,8 +87,10 @@ describe("gen_ai.client.operation.duration", () => {
         [{ ...base, unit: "s" }, 3],
         [{ ...base, "error.type": "ModelCallFailed", unit: "s" }, 1]
       ])
-      // three calls of 30 ms each, measured in seconds
-      expect(points[0].sum).toBeGreaterThanOrEqual(0.09)
+      // three calls of 30 ms each, measured in seconds. A Node timer may fire up to a millisecond early by
+      // the high-resolution clock the metric reads (libuv schedules from its cached loop time), so each
+      // call is at least 29 ms here; CI once saw 0.0897 for the three.
+      expect(points[0].sum).toBeGreaterThanOrEqual(0.087)
       expect(points[0].sum).toBeLessThan(5)
       expect(points[0].explicitBounds).toEqual([0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92])
     }))
