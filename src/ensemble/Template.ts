@@ -12,8 +12,7 @@
 import { Effect } from "effect"
 import { PromptTemplateError, ValidationError } from "./EnsembleError.ts"
 import * as Engine from "./internal/template.ts"
-import { messageOf } from "../internal/describe.ts"
-import { redactedShort } from "../internal/redact.ts"
+import { thrownMessage } from "../internal/errorText.ts"
 
 /** What is wrong with a template from JavaScript that is not a string. */
 const notText = (template: unknown): ValidationError =>
@@ -65,7 +64,7 @@ const readInputs = (inputs: unknown): ReadonlyMap<string, string> | ValidationEr
     }
     return read
   } catch (error) {
-    return new ValidationError({ message: `Template inputs cannot be read (${redactedShort(messageOf(error), 200)})` })
+    return new ValidationError({ message: `Template inputs cannot be read (${thrownMessage(error)})` })
   }
 }
 

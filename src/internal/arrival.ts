@@ -37,8 +37,7 @@
 import type { Response } from "effect/ai"
 import { has, type Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
-import { messageOf } from "./describe.ts"
-import { redactedShort } from "./redact.ts"
+import { thrownMessage } from "./errorText.ts"
 
 /** @internal */
 export const maxIdLength = 256
@@ -113,7 +112,7 @@ export const shapeProblem = (answer: unknown): string | undefined => {
     }
     return undefined
   } catch (error) {
-    return `a value that cannot be read (${messageOf(error)})`
+    return `a value that cannot be read (${thrownMessage(error)})`
   }
 }
 
@@ -140,7 +139,7 @@ export const received = (
 }
 
 /** @internal why an answer whose reading threw `error` (a JavaScript model's getter) cannot be used */
-export const unreadable = (error: unknown): string => `the model's answer cannot be read (${redactedShort(messageOf(error), 200)})`
+export const unreadable = (error: unknown): string => `the model's answer cannot be read (${thrownMessage(error)})`
 
 /** Provider metadata travels into the transcript: it must be storable too (usually it is empty). */
 const metadataOk = (part: Response.AnyPart, limits: JsonBounds.Limits): boolean => {

@@ -12,7 +12,6 @@ import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import { redactedShort } from "./redact.ts"
-import { messageOf } from "./describe.ts"
 import * as MessageCodec from "./messageCodec.ts"
 import { checkObject, isToolkit, readably } from "./checks.ts"
 import * as Signature from "./signature.ts"
@@ -27,6 +26,7 @@ type SigningKey,
 StoredResult
 } from "./chainDocument.ts"
 import { chainProblem } from "./chainInput.ts"
+import { thrownMessage } from "./errorText.ts"
 
 
 const encodeDocument = Schema.encodeEffect(Document)
@@ -300,7 +300,7 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     try {
       given = { signingKey: options?.signingKey, toolkit: options?.toolkit }
     } catch (error) {
-      return yield* decodeFailure(`the options cannot be read (${redactedShort(messageOf(error), 200)})`)
+      return yield* decodeFailure(`the options cannot be read (${thrownMessage(error)})`)
     }
     const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, given.signingKey)))
     const document = yield* decodeDocument(envelope).pipe(

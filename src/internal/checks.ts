@@ -14,8 +14,7 @@ import { PauseReason } from "../Outcome.ts"
 import { problemOf as signalProblem, SignalImpl } from "./stopSignal.ts"
 import * as ReturnBehavior from "../ReturnBehavior.ts"
 import * as ToolTimeout from "../ToolTimeout.ts"
-import { messageOf } from "./describe.ts"
-import { redactedShort } from "./redact.ts"
+import { thrownMessage } from "./errorText.ts"
 
 /** @internal */
 export const isPositiveInt = (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u > 0
@@ -76,7 +75,7 @@ export const readably = (field: string, check: () => InvalidInput | undefined): 
   } catch (error) {
     return new InvalidInput({
       field,
-      rule: `must be an object of options whose fields can be read (reading it threw: ${redactedShort(messageOf(error), 200)})`,
+      rule: `must be an object of options whose fields can be read (reading it threw: ${thrownMessage(error)})`,
       value: "(not shown)"
     })
   }

@@ -10,11 +10,11 @@
  */
 import { Effect, Exit } from "effect"
 import type { Chain } from "./chain.ts"
-import { messageOf } from "./describe.ts"
+import { isComplete } from "./complete.ts"
 import { isOutcome } from "./guarded.ts"
-import { redactedShort } from "./redact.ts"
 import { InvalidInput } from "../LoopError.ts"
 import * as Outcome from "../Outcome.ts"
+import { thrownMessage } from "./errorText.ts"
 
 /** @internal what a function is held to: the field it was given as, and the rule it must keep */
 export interface Contract {
@@ -36,11 +36,11 @@ export const heldToContract = <R>(chain: Chain, contract: Contract, call: () => 
   try {
     made = call()
   } catch (defect) {
-    return Effect.succeed(broken(chain, contract, `threw: ${redactedShort(messageOf(defect), 500)}`))
+    return Effect.succeed(broken(chain, contract, `threw: ${thrownMessage(defect, 500)}`))
   }
   if (!Effect.isEffect(made)) return Effect.succeed(broken(chain, contract, "returned no Effect"))
   const effect = made as Effect.Effect<unknown, never, R>
-  if (Exit.isExit(effect)) {
+  if (isComplete(effect)) {
     return Exit.isSuccess(effect) && !isOutcome(effect.value) ? Effect.succeed(broken(chain, contract, notOutcome)) : effect as Exit.Exit<Outcome.Outcome>
   }
   return Effect.map(effect, (outcome) => isOutcome(outcome) ? outcome : broken(chain, contract, notOutcome))

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { describe, safeString } from "./describe.ts"
+import { describe, messageOf, safeString } from "./describe.ts"
 import { redactedShort, redactSecrets } from "./redact.ts"
 
 /** @internal makes an own property non-enumerable (still readable and writable) */
@@ -92,3 +92,9 @@ export const untaggedFailure = (failure: unknown): { readonly _tag: string; read
   message: `a step ended the loop with Outcome.Error holding ${redactedShort(describe(failure), maxShown)}, not a failure ` +
     `with a _tag and a message: give Outcome.Error a Schema.TaggedError`
 })
+
+/**
+ * @internal what `u` (a thrown value, a defect) says, for a message the
+ * library writes: its message, redacted, then cut to `max` characters
+ */
+export const thrownMessage = (u: unknown, max = 200): string => redactedShort(messageOf(u), max)

@@ -13,12 +13,13 @@ import type { Response } from "effect/ai"
 import type { ChatModelError } from "./chatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 import { isSucceeded } from "./complete.ts"
-import { describe, messageOf } from "./describe.ts"
+import { describe } from "./describe.ts"
+import { thrownMessage } from "./errorText.ts"
 import { redactedShort } from "./redact.ts"
 
 /** The failure of a model (or client) that threw or died. */
 const failedUnexpectedly = (defect: unknown): ModelCallFailed =>
-  new ModelCallFailed({ description: `the model failed unexpectedly: ${messageOf(defect)}`, cause: defect })
+  new ModelCallFailed({ description: `the model failed unexpectedly: ${thrownMessage(defect, 1_000)}`, cause: defect })
 
 /**
  * `attempt`, with a model (or client) that throws or dies failing the call
@@ -48,7 +49,7 @@ export const safelyNow = (
   return succeededNow(answered) ? answered as Exit.Success<ReadonlyArray<Response.AnyPart>> : Effect.catchCause(answered, classified)
 }
 
-/** Whether `effect` is a successful Exit; an effect whose prototype cannot be read (a Proxy) is run as any other. */
+/** Whether `effect` is a successful Exit; an effect whose prototype cannot be read (a Proxy) is run like every other. */
 const succeededNow = (effect: Effect.Effect<unknown, unknown>): boolean => {
   try {
     return isSucceeded(effect)
@@ -140,7 +141,7 @@ export const retrying = (
   return Effect.catchDefect(Effect.retry(marked, retry), (defect) =>
     defect instanceof OfAttempt ? Effect.die(defect.defect) : Effect.fail(
       new ModelCallFailed({
-        description: `the retry schedule failed unexpectedly: ${messageOf(defect)}`,
+        description: `the retry schedule failed unexpectedly: ${thrownMessage(defect, 1_000)}`,
         cause: defect,
         retryable: false
       })

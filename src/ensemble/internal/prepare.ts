@@ -15,8 +15,7 @@ import type { Fields } from "./ensemble.ts"
 import * as Guard from "./guard.ts"
 import { TaskExecutionError } from "../EnsembleError.ts"
 import { managerRole } from "./hierarchical.ts"
-import { messageOf } from "../../internal/describe.ts"
-import { redactedShort } from "../../internal/redact.ts"
+import { thrownMessage } from "../../internal/errorText.ts"
 
 /** @internal the distinct model layers a run builds: the agents' own and, HIERARCHICAL, the manager's */
 export const modelLayers = (ensemble: Fields): ReadonlyArray<Layer.Layer<ChatModel>> => {
@@ -68,7 +67,7 @@ const built = (ensemble: Fields, layer: Layer.Layer<ChatModel>): Effect.Effect<C
       new TaskExecutionError({
         taskDescription: "(before any task started)",
         agentRole: ensemble.agents.find((agent) => agent.llm === layer)?.role ?? managerRole,
-        reason: `the agent's model layer (llm) failed to build: ${redactedShort(messageOf(Cause.squash(cause)), 500)}`,
+        reason: `the agent's model layer (llm) failed to build: ${thrownMessage(Cause.squash(cause), 500)}`,
         completedOutputs: []
       })
     ))

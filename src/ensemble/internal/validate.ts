@@ -8,8 +8,7 @@
  *
  * @internal
  */
-import { redactedShort, redactSecrets } from "../../internal/redact.ts"
-import { messageOf } from "../../internal/describe.ts"
+import { redactSecrets } from "../../internal/redact.ts"
 import { type Context, Effect, Predicate, Result } from "effect"
 import * as ExternalTool from "../../ExternalTool.ts"
 import type * as Agent from "../Agent.ts"
@@ -21,6 +20,7 @@ import { stillPasses } from "./checkedOnce.ts"
 import { type ValidConfig, validateNow } from "./ensembleConfig.ts"
 import { inputs as inputsRule, show } from "./rules.ts"
 import type { ResolvedTask } from "./runTask.ts"
+import { thrownMessage } from "../../internal/errorText.ts"
 
 const invalid = (message: string) => Result.fail(new ValidationError({ message: redactSecrets(message) }))
 
@@ -60,7 +60,7 @@ export const checkRunNow = (ensemble: Fields, inputs: unknown): Result.Result<Ch
     return checkReadable(ensemble, inputs)
   } catch (error) {
     // A getter that throws or a revoked proxy, from JavaScript.
-    return invalid(`Ensemble.run was given a value that cannot be read (${redactedShort(messageOf(error), 200)})`)
+    return invalid(`Ensemble.run was given a value that cannot be read (${thrownMessage(error)})`)
   }
 }
 

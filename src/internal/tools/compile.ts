@@ -12,8 +12,7 @@ import type { Toolkit } from "effect/ai"
 import * as ExternalTool from "../../ExternalTool.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import * as ToolTimeout from "../../ToolTimeout.ts"
-import { messageOf } from "../describe.ts"
-import { redactedShort } from "../redact.ts"
+import { thrownMessage } from "../errorText.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 
@@ -50,7 +49,7 @@ const neverThrowing = (codec: Codec): Codec => (u) => {
   try {
     return codec(u)
   } catch (error) {
-    const message = `the value cannot be read (${redactedShort(messageOf(error), 200)})`
+    const message = `the value cannot be read (${thrownMessage(error)})`
     return Effect.fail(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
   }
 }
