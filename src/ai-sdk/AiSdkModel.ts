@@ -72,15 +72,17 @@ import type {
   LanguageModelV4,
   LanguageModelV4CallOptions,
   LanguageModelV4FunctionTool,
-  LanguageModelV4GenerateResult
+  LanguageModelV4GenerateResult,
+  LanguageModelV4Prompt
 } from "@ai-sdk/provider"
 import { Duration, Effect, Layer, Stream } from "effect"
-import type { Response, Tool } from "effect/ai"
+import type { Prompt, Response, Tool } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "../internal/describe.ts"
 import * as Errors from "./internal/errors.ts"
 import * as FromProvider from "./internal/fromProvider.ts"
+import { guarded } from "./internal/guarded.ts"
 import * as OlderSpecs from "./internal/olderSpecs.ts"
 import { makePromptCache } from "./internal/promptCache.ts"
 import * as ToProvider from "./internal/toProvider.ts"
@@ -160,7 +162,8 @@ export type LanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4
  * and results stay with their provider, and effect/ai's approval parts
  * (`tool-approval-request`, `tool-approval-response`) are left out: a
  * transcript may come from a client or a stored document, and never grants
- * an approval. A tool message left with nothing is left out too.
+ * an approval. A tool message left with nothing is left out too. Throws
+ * `InvalidInput` for what is not a prompt (from JavaScript).
  *
  * @example
  * ```ts
@@ -174,11 +177,16 @@ export type LanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4
  * @category utils
  * @since 0.1.0
  */
-export const toProviderPrompt = ToProvider.toProviderPrompt
+export const toProviderPrompt: (prompt: Prompt.Prompt) => LanguageModelV4Prompt = guarded(
+  "prompt",
+  "must be an effect/ai Prompt (Prompt.make)",
+  ToProvider.toProviderPrompt
+)
 
 /**
  * The provider's function tools for `tools`: name, description and the JSON
- * Schema of the parameters (computed once per tool list).
+ * Schema of the parameters (computed once per tool list). Throws
+ * `InvalidInput` for what is not a list of tools (from JavaScript).
  *
  * @example
  * ```ts
@@ -194,8 +202,11 @@ export const toProviderPrompt = ToProvider.toProviderPrompt
  * @category utils
  * @since 0.1.0
  */
-export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<LanguageModelV4FunctionTool> =>
-  ToProvider.toProviderTools(tools)
+export const toProviderTools: (tools: ReadonlyArray<Tool.Any>) => ReadonlyArray<LanguageModelV4FunctionTool> = guarded(
+  "tools",
+  "must be a list of effect/ai tools (Tool.make)",
+  (tools: ReadonlyArray<Tool.Any>) => ToProvider.toProviderTools(tools)
+)
 
 // -----------------------------------------------------------------------------
 // Response: provider content → effect/ai response parts
@@ -204,7 +215,8 @@ export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<L
 /**
  * The response parts of a provider's whole response; given the result's
  * `response` (its id, model id and time), a `response-metadata` part comes
- * first.
+ * first. Throws `InvalidInput` for content, a finish reason or usage of the
+ * wrong shape (from JavaScript).
  *
  * @example
  * ```ts
@@ -220,7 +232,11 @@ export const toProviderTools = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<L
  * @category constructors
  * @since 0.1.0
  */
-export const fromProviderContent = FromProvider.fromProviderContent
+export const fromProviderContent: typeof FromProvider.fromProviderContent = guarded(
+  "content",
+  "must be a provider's content parts with its finish reason and usage",
+  FromProvider.fromProviderContent
+)
 
 // -----------------------------------------------------------------------------
 // Errors
