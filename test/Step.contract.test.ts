@@ -2,7 +2,8 @@
  * A `Step.make` function from JavaScript that breaks the step contract — throws, returns no
  * Effect, or succeeds with something that is not an Outcome — ends the loop with `Error` and an
  * `InvalidInput` on `Step.make argument` saying what it did, the chain kept; the steps after it
- * pass that outcome on (no later step reads a broken value), and nothing dies.
+ * pass that outcome on (no later step reads a broken value), and nothing dies. A pause is an
+ * Outcome only with one of the pause reasons (`Outcome.PauseReason`).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
@@ -15,7 +16,22 @@ const rows: ReadonlyArray<{ readonly name: string; readonly f: unknown; readonly
   { name: "returns null", f: () => null, did: "returned no Effect" },
   { name: "returns a Promise", f: () => Promise.resolve(null), did: "returned no Effect" },
   { name: "succeeds with null", f: () => Effect.succeed(null), did: "succeeded with something that is not an Outcome" },
-  { name: "succeeds later with a look-alike", f: () => Effect.as(Effect.yieldNow, { _tag: "Continue" }), did: "succeeded with something that is not an Outcome" }
+  { name: "succeeds later with a look-alike", f: () => Effect.as(Effect.yieldNow, { _tag: "Continue" }), did: "succeeded with something that is not an Outcome" },
+  {
+    name: "pauses with a null reason",
+    f: (c: Chain.Chain) => Effect.succeed(new Outcome.Pause(c, null as never)),
+    did: "paused with a reason that is not an Outcome.PauseReason"
+  },
+  {
+    name: "pauses later with an invented reason",
+    f: (c: Chain.Chain) => Effect.as(Effect.yieldNow, new Outcome.Pause(c, { _tag: "Approved" } as never)),
+    did: "paused with a reason that is not an Outcome.PauseReason"
+  },
+  {
+    name: "pauses for approval of calls that are not calls",
+    f: (c: Chain.Chain) => Effect.succeed(new Outcome.Pause(c, { _tag: "ApprovalPending", calls: [null] } as never)),
+    did: "paused with a reason that is not an Outcome.PauseReason"
+  }
 ]
 
 describe("a Step.make function that breaks the contract", () => {

@@ -25,7 +25,10 @@ export interface Contract {
 const broken = (chain: Chain, contract: Contract, did: string): Outcome.Outcome =>
   new Outcome.Error(chain, new InvalidInput({ field: contract.field, rule: `${contract.rule} (it ${did})`, value: "(not shown)" }))
 
-const notOutcome = "succeeded with something that is not an Outcome"
+const notOutcome = (value: unknown): string =>
+  value instanceof Outcome.Pause
+    ? "paused with a reason that is not an Outcome.PauseReason"
+    : "succeeded with something that is not an Outcome"
 
 /**
  * @internal `call()`'s outcome for `chain`, held to `contract`. A result
@@ -41,7 +44,7 @@ export const heldToContract = <R>(chain: Chain, contract: Contract, call: () => 
   if (!Effect.isEffect(made)) return Effect.succeed(broken(chain, contract, "returned no Effect"))
   const effect = made as Effect.Effect<unknown, never, R>
   if (isComplete(effect)) {
-    return Exit.isSuccess(effect) && !isOutcome(effect.value) ? Effect.succeed(broken(chain, contract, notOutcome)) : effect as Exit.Exit<Outcome.Outcome>
+    return Exit.isSuccess(effect) && !isOutcome(effect.value) ? Effect.succeed(broken(chain, contract, notOutcome(effect.value))) : effect as Exit.Exit<Outcome.Outcome>
   }
-  return Effect.map(effect, (outcome) => isOutcome(outcome) ? outcome : broken(chain, contract, notOutcome))
+  return Effect.map(effect, (outcome) => isOutcome(outcome) ? outcome : broken(chain, contract, notOutcome(outcome)))
 }

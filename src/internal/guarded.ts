@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Schema } from "effect"
 import { type Chain, isChain } from "./chain.ts"
 import { PolicyFailed } from "../LoopError.ts"
 import { messageOf } from "./describe.ts"
@@ -47,14 +47,17 @@ export const guarded = <A, R>(
     : next(value)
 }
 
+const isPauseReason = Schema.is(Outcome.PauseReason)
+
 /**
  * @internal whether `u` (what a user's function gave) is an outcome of the
- * loop holding a chain; never throws (a revoked proxy is not one)
+ * loop holding a chain (and, for a pause, one of the pause reasons); never
+ * throws (a revoked proxy is not one)
  */
 export const isOutcome = (u: unknown): u is Outcome.Outcome => {
   try {
-    return (u instanceof Outcome.Ok || u instanceof Outcome.Pause || u instanceof Outcome.Error || u instanceof Outcome.Continue) &&
-      isChain(u.chain)
+    if (u instanceof Outcome.Pause) return isChain(u.chain) && isPauseReason(u.reason)
+    return (u instanceof Outcome.Ok || u instanceof Outcome.Error || u instanceof Outcome.Continue) && isChain(u.chain)
   } catch {
     return false
   }
