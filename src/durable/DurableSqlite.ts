@@ -9,12 +9,14 @@
  * @stability unstable (effect/cluster is)
  * @since 0.1.0
  */
-import { Layer } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
+import { Context, Effect, Layer } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
 import type { InvalidInput } from "../LoopError.ts"
 import { engine, type Role, type Timing } from "./internal/engine.ts"
+import { UnflushedClient } from "./internal/unflushedClient.ts"
 import * as Sqlite from "./SqliteClient.ts"
 import { WaitingCalls, layerSql } from "./WaitingCalls.ts"
 
@@ -41,8 +43,44 @@ export interface Options extends Sqlite.Options, Timing {
 /** @internal what every process on the file provides */
 export type Services = WorkflowEngine.WorkflowEngine | WaitingCalls | SqlClient
 
+/**
+ * Whether a runner on `options` gets a second connection for its unflushed
+ * writes: when every commit is flushed (`synchronous: "full"`, the default)
+ * to a file (not a private in-memory or temporary database, which a second
+ * connection would not share). A throwing read is left to the client's own
+ * check of the options, which fails with `InvalidInput`.
+ */
+const splitsFlushes = (options: Options): boolean => {
+  try {
+    const synchronous: unknown = options.synchronous
+    const filename: unknown = options.filename
+    return (synchronous === undefined || synchronous === "full") && typeof filename === "string" && filename !== "" &&
+      filename !== ":memory:" && !filename.startsWith("file:")
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The file's `SqlClient`, with the engine given an `UnflushedClient` of the
+ * same file (see `SqliteClient.makeWithUnflushed`): a runner's claim stamps
+ * and heartbeats, one of each per recorded step, do not wait for the disk,
+ * as on PostgreSQL. Both come from one build of `both`, so they share its lock.
+ */
+const runnerOn = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> => {
+  const both = Layer.effectContext(Effect.map(
+    Sqlite.makeWithUnflushed(options),
+    ({ flushed, unflushed }) => Context.make(SqlClient, flushed).pipe(Context.add(UnflushedClient, unflushed))
+  )).pipe(Layer.provide(Reactivity.layer))
+  const sql = Layer.effect(SqlClient, Effect.service(SqlClient)).pipe(Layer.provide(both))
+  const unflushed = Layer.effect(UnflushedClient, Effect.service(UnflushedClient)).pipe(Layer.provide(both))
+  return engine(options, role).pipe(Layer.provide(unflushed), Layer.provideMerge(Layer.provideMerge(layerSql, sql)))
+}
+
 const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> =>
-  engine(options, role).pipe(Layer.provideMerge(Layer.provideMerge(layerSql, Sqlite.layer(options))))
+  role._tag === "Runner" && splitsFlushes(options)
+    ? runnerOn(options, role)
+    : engine(options, role).pipe(Layer.provideMerge(Layer.provideMerge(layerSql, Sqlite.layer(options))))
 
 /**
  * A process that executes durable runs stored in a SQLite file. Provide it

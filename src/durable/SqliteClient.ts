@@ -121,23 +121,48 @@ const connect = (options: Options) =>
     return connection
   })
 
+/** A client over `connection`, one statement at a time under `lock`; a transaction holds it until it ends. */
+const clientOver = (connection: Connection, lock: Semaphore.Semaphore, joins?: Client.SqlClient) => {
+  const transactionAcquirer = Effect.uninterruptibleMask((restore) => {
+    const scope = Context.getUnsafe(Fiber.getCurrent()!.context, Scope.Scope)
+    return Effect.as(Effect.tap(restore(lock.take(1)), () => Scope.addFinalizer(scope, lock.release(1))), connection)
+  })
+  return Client.make({
+    acquirer: lock.withPermits(1)(Effect.succeed(connection)),
+    transactionAcquirer,
+    compiler: Statement.makeCompilerSqlite(),
+    driver: "loopwork-node-sqlite",
+    beginTransaction: "BEGIN IMMEDIATE",
+    spanAttributes: [["db.system.name", "sqlite"]],
+    ...(joins === undefined ? {} : { transactionService: joins.transactionService })
+  })
+}
+
 const make = (options: Options) =>
   Effect.gen(function*() {
     const connection = yield* connect(options)
-    // One connection, one statement at a time; a transaction holds it until it ends.
+    return yield* clientOver(connection, yield* Semaphore.make(1))
+  })
+
+/**
+ * @internal the file's client, and a second client of the same file whose
+ * commits are not flushed one by one (`synchronous = NORMAL` on its own
+ * connection), for the writes whose loss in an operating-system crash is
+ * harmless (`UnflushedClient`, ./internal/unflushedClient.ts). The two take
+ * turns under one lock: two connections of one thread must never wait for
+ * each other's SQLite lock (the wait blocks the thread that would release
+ * it). They share their transaction too: inside a transaction of either, a
+ * statement of the other runs in it (the engine's own steps run some of the
+ * unflushed writes inside a transactional tool's transaction), instead of
+ * waiting for the lock that transaction holds. A flushed commit flushes the unflushed ones
+ * before it (one journal, written in order).
+ */
+export const makeWithUnflushed = (options: Options) =>
+  Effect.gen(function*() {
     const lock = yield* Semaphore.make(1)
-    const transactionAcquirer = Effect.uninterruptibleMask((restore) => {
-      const scope = Context.getUnsafe(Fiber.getCurrent()!.context, Scope.Scope)
-      return Effect.as(Effect.tap(restore(lock.take(1)), () => Scope.addFinalizer(scope, lock.release(1))), connection)
-    })
-    return yield* Client.make({
-      acquirer: lock.withPermits(1)(Effect.succeed(connection)),
-      transactionAcquirer,
-      compiler: Statement.makeCompilerSqlite(),
-      driver: "loopwork-node-sqlite",
-      beginTransaction: "BEGIN IMMEDIATE",
-      spanAttributes: [["db.system.name", "sqlite"]]
-    })
+    const flushed = yield* clientOver(yield* connect(options), lock)
+    const unflushed = yield* clientOver(yield* connect({ ...options, synchronous: "normal" }), lock, flushed)
+    return { flushed, unflushed }
   })
 
 /**

@@ -1,8 +1,11 @@
 /**
  * A second client of the store's database whose commits do not wait for
- * the disk (`synchronous_commit = off`), for the writes whose loss in a
- * crash of the database server is harmless. A runner opens one on
- * PostgreSQL (`../postgres/pgSynchronous.ts`); nothing else does.
+ * the disk (`synchronous_commit = off` on PostgreSQL, `synchronous = NORMAL`
+ * on its own connection to a SQLite file), for the writes whose loss in a
+ * crash of the database server (on SQLite: of the operating system) is
+ * harmless. A runner opens one (`../postgres/pgSynchronous.ts`,
+ * `../SqliteClient.ts`'s `makeWithUnflushed`) when its commits are
+ * flushed; nothing else does.
  *
  * What goes through it, and why losing it is harmless:
  *
