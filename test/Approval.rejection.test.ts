@@ -208,7 +208,7 @@ describe("approval across Chain.encode / Chain.decode", () => {
         pendingToolCalls: mixedPending,
         roundResults: [{ id: "call_1_2", name: "lookup", isFailure: false, encoded: "found weather" }]
       })
-      const restored = yield* Chain.decode(JSON.stringify(document), { toolkit: kit.toolkit })
+      const restored = yield* Chain.decode(JSON.stringify(document), { toolkit: kit.toolkit, trustUnsignedApprovals: true })
       expect(Approval.pending(restored)).toEqual(mixedPending)
       expect(restored.callStates).toEqual(paused.chain.callStates)
       expect(restored.roundResults).toEqual(paused.chain.roundResults)

@@ -329,8 +329,9 @@ export const supply = (
  * call; one that waits for approvals or external results stops at once (its
  * waiting calls are answered as stopped, so a later `decide` for them fails
  * with `AlreadyAnswered`). It ends `Paused` with reason `StopRequested` and
- * the chain as it was, which `Chain.decode` can resume outside the engine.
- * Asking twice, or after the run ended, changes nothing.
+ * the chain as it was, which `Chain.decode` can resume outside the engine
+ * (with `trustUnsignedApprovals: true` when calls were approved before the
+ * stop: the document comes unsigned from your store). Asking twice, or after the run ended, changes nothing.
  *
  * @example
  * ```ts

@@ -11,10 +11,10 @@ import type { Tool } from "effect/ai"
 import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
-import { redactedShort } from "./redact.ts"
 import * as MessageCodec from "./messageCodec.ts"
 import { checkObject, isToolkit, readably } from "./checks.ts"
 import * as Signature from "./signature.ts"
+import { signatureProblem, unsignedApproval } from "./documentTrust.ts"
 import { type ToolResult, ToolResultEncoded } from "../ToolCall.ts"
 import { Chain, emptyToolkit } from "./chain.ts"
 import {
@@ -26,7 +26,7 @@ type SigningKey,
 StoredResult
 } from "./chainDocument.ts"
 import { chainProblem } from "./chainInput.ts"
-import { thrownMessage } from "./errorText.ts"
+import { shortJson, thrownMessage } from "./errorText.ts"
 
 
 const encodeDocument = Schema.encodeEffect(Document)
@@ -184,35 +184,6 @@ const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unknown>, C
   return Effect.succeed(document as Record<string, unknown>)
 }
 
-/** A value as short JSON for a message (a hostile document may hold anything). */
-const shortJson = (value: unknown): string => {
-  if (value === undefined) return "nothing"
-  let text: string
-  try {
-    text = JSON.stringify(value) ?? typeof value
-  } catch {
-    text = typeof value
-  }
-  return redactedShort(text, 60)
-}
-
-/** The signature check: a document decoded with a key must carry that key's signature of its content. */
-const checkSignature = (
-  document: Record<string, unknown>,
-  key: SigningKey | undefined
-): Effect.Effect<Record<string, unknown>, ChainCodecError> => {
-  if (key === undefined) return Effect.succeed(document)
-  const problem = Signature.keyProblem(key)
-  if (problem !== undefined) return Effect.fail(decodeFailure(problem))
-  if (!Object.hasOwn(document, "signature")) {
-    return Effect.fail(decodeFailure("the document is not signed, and a signing key was given; refusing it"))
-  }
-  const { signature, ...content } = document
-  return Signature.verify(content, signature, key)
-    ? Effect.succeed(document)
-    : Effect.fail(decodeFailure("the signature does not verify: the document was changed or signed with another key"))
-}
-
 const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
   const tool = Object.hasOwn(toolkit.tools, encoded.name) ? toolkit.tools[encoded.name] : undefined
   const base = { ...encoded, result: encoded.encoded }
@@ -261,6 +232,33 @@ export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
   readonly toolkit?: Toolkit.Toolkit<Tools> | undefined
   /** Refuses a document that is not signed with this key, or was changed after signing. */
   readonly signingKey?: SigningKey | undefined
+  /**
+   * Honours approvals (`Approved` call states) in a document read without
+   * `signingKey`. Off by default: anyone who can write where an unsigned
+   * document is kept could have approved a call in it, so such a document is
+   * refused. Set it only when nothing but your own service can write there.
+   */
+  readonly trustUnsignedApprovals?: boolean | undefined
+}
+
+/** `options` read once, or why they cannot be (a JavaScript caller's may be anything). */
+const decodeOptions = <Tools extends Record<string, Tool.Any>>(
+  options: DecodeOptions<Tools> | undefined
+): DecodeOptions<Tools> | string => {
+  // A JavaScript caller's `decode(text, "key")` must not skip the signature check silently.
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    return "the options must be an object ({ toolkit, signingKey })"
+  }
+  let given: DecodeOptions<Tools>
+  try {
+    given = { signingKey: options?.signingKey, toolkit: options?.toolkit, trustUnsignedApprovals: options?.trustUnsignedApprovals }
+  } catch (error) {
+    return `the options cannot be read (${thrownMessage(error)})`
+  }
+  const trust: unknown = given.trustUnsignedApprovals
+  return trust === undefined || typeof trust === "boolean"
+    ? given
+    : `the trustUnsignedApprovals option must be true or false (got ${shortJson(trust)})`
 }
 
 /**
@@ -272,7 +270,9 @@ export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
  * calls the last assistant message did not make, arguments that differ from
  * the transcript, states for calls that are not pending, counters the
  * transcript does not bear out. With `signingKey`, a document that is not
- * signed with that key, or was changed since, is refused.
+ * signed with that key, or was changed since, is refused; without it, a
+ * document that approves a call is refused unless `trustUnsignedApprovals`
+ * is set (an approval is a human's decision, which only a signature shows).
  *
  * @example
  * ```ts
@@ -292,17 +292,13 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
   options?: DecodeOptions<Tools>
 ): Effect.Effect<Chain<Tools>, ChainCodecError> =>
   Effect.gen(function*() {
-    // A JavaScript caller's `decode(text, "key")` must not skip the signature check silently.
-    if (options !== undefined && (typeof options !== "object" || options === null)) {
-      return yield* decodeFailure("the options must be an object ({ toolkit, signingKey })")
-    }
-    let given: Pick<DecodeOptions<Tools>, "signingKey" | "toolkit"> | undefined
-    try {
-      given = { signingKey: options?.signingKey, toolkit: options?.toolkit }
-    } catch (error) {
-      return yield* decodeFailure(`the options cannot be read (${thrownMessage(error)})`)
-    }
-    const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => checkSignature(document, given.signingKey)))
+    const given = decodeOptions(options)
+    if (typeof given === "string") return yield* decodeFailure(given)
+    const trust = given.trustUnsignedApprovals
+    const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => {
+      const problem = signatureProblem(document, given.signingKey)
+      return problem === undefined ? Effect.succeed(document) : Effect.fail(decodeFailure(problem))
+    }))
     const document = yield* decodeDocument(envelope).pipe(
       Effect.mapError((error) => decodeFailure(error.message))
     )
@@ -325,6 +321,8 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     }
     const inconsistent = inconsistency(document, toolkit)
     if (inconsistent !== undefined) return yield* decodeFailure(`the document contradicts itself: ${inconsistent}`)
+    const ungranted = given.signingKey === undefined && trust !== true ? unsignedApproval(states) : undefined
+    if (ungranted !== undefined) return yield* decodeFailure(ungranted)
     const stored = restoreResults(document)
     if (typeof stored === "string") return yield* decodeFailure(stored)
     const lastToolResults = yield* Effect.forEach(stored, (result) => decodeResult(toolkit, result))

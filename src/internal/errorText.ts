@@ -98,3 +98,15 @@ export const untaggedFailure = (failure: unknown): { readonly _tag: string; read
  * library writes: its message, redacted, then cut to `max` characters
  */
 export const thrownMessage = (u: unknown, max = 200): string => redactedShort(messageOf(u), max)
+
+/** @internal a value as short JSON for a message, redacted (a hostile document may hold anything) */
+export const shortJson = (value: unknown): string => {
+  if (value === undefined) return "nothing"
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? typeof value
+  } catch {
+    text = typeof value
+  }
+  return redactedShort(text, 60)
+}

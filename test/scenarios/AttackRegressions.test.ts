@@ -314,7 +314,7 @@ describe("stored documents", () => {
         Effect.provide(model)
       )
       const roundTrip = (c: Chain.Chain) =>
-        Effect.flatMap(Chain.encode(c), (d) => Chain.decode(JSON.stringify(d), { toolkit: kit }))
+        Effect.flatMap(Chain.encode(c), (d) => Chain.decode(JSON.stringify(d), { toolkit: kit, trustUnsignedApprovals: true }))
       const decoded = yield* roundTrip(paused.chain)
       const approved = yield* roundTrip(yield* Approval.decide(decoded, { c1: Approval.approve }))
       const next = yield* Chain.run(approved, { mode: Mode.whileNeedsResponse }).pipe(Effect.provide(model))

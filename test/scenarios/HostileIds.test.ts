@@ -70,7 +70,7 @@ const callsThenDone = (calls: ChatModel.ScriptedReply["toolCalls"]) =>
   ], { repeat: true })
 
 const roundTrip = <Tools extends Record<string, Tool.Any>>(chain: Chain.Chain, toolkit: Toolkit.Toolkit<Tools>) =>
-  Effect.flatMap(Effect.map(Chain.encode(chain), JSON.stringify), (text) => Chain.decode(text, { toolkit }))
+  Effect.flatMap(Effect.map(Chain.encode(chain), JSON.stringify), (text) => Chain.decode(text, { toolkit, trustUnsignedApprovals: true }))
 
 const toolCall = (id: string, path: string) =>
   Response.makePart("tool-call", { id, name: "delete_file", params: { path }, providerExecuted: false })
@@ -117,7 +117,7 @@ describe("a call id that names a property of Object.prototype", () => {
         const document = yield* Chain.encode(paused.chain)
         const text = JSON.stringify(document)
         expect(JSON.parse(text).callStates).toEqual(JSON.parse(JSON.stringify({ [id]: { _tag: "AwaitingResult" } })))
-        const restored = yield* Chain.decode(text, { toolkit: kit.toolkit })
+        const restored = yield* Chain.decode(text, { toolkit: kit.toolkit, trustUnsignedApprovals: true })
         expect(ExternalTool.pending(restored).map((call) => call.id)).toEqual([id])
         const supplied = yield* ExternalTool.supply(restored, { [id]: { result: 42 } })
         const done = yield* Chain.run(supplied, { mode: Mode.whileNeedsResponse }).pipe(Effect.provide([model.layer, kit.layer]))

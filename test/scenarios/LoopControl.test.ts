@@ -132,7 +132,7 @@ describe("decoding and transcript validity around a pause", () => {
       expect(error.message).toBe(
         "Cannot decode chain: the chain has tool calls waiting on tools the toolkit does not have (delete_file); pass the chain's toolkit: Chain.decode(json, { toolkit })"
       )
-      const decoded = yield* Chain.decode(json, { toolkit })
+      const decoded = yield* Chain.decode(json, { toolkit, trustUnsignedApprovals: true })
       expect(decoded.callStates).toEqual(new Map(Object.entries({ a: { _tag: "Approved" } })))
     }))
 

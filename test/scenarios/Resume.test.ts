@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { Approval, Chain, Mode, type Outcome, StopSignal } from "../../src/index.ts"
 import * as Scenario from "../fixtures/resumeScenario.ts"
 
@@ -27,8 +27,8 @@ const inChild = (input: unknown) =>
     return { status: run.status, stdout: run.stdout, stderr: run.stderr }
   })
 
-const resumeInChild = (document: unknown) =>
-  Effect.map(inChild({ document }), (run) => {
+const resumeInChild = (document: unknown, signingKey?: string) =>
+  Effect.map(inChild({ document, ...(signingKey === undefined ? {} : { signingKey }) }), (run) => {
     expect(run.stderr).toBe("")
     expect(run.status).toBe(0)
     return JSON.parse(run.stdout) as ChildResult
@@ -104,7 +104,10 @@ describe("resume in another process", () => {
       const paused = yield* pauseHere()
       if (paused._tag !== "Pause") return expect.unreachable("expected a pause")
       const decided = yield* Approval.decide(paused.chain, { t1_transfer: Approval.approve })
-      const resumed = yield* resumeInChild(JSON.parse(JSON.stringify(yield* Chain.encode(decided))))
+      // Signed: an unsigned document may not carry an approval to another process.
+      const key = "a test key of at least thirty-two bytes, not a secret"
+      const document = yield* Chain.encode(decided, { signingKey: Redacted.make(key) })
+      const resumed = yield* resumeInChild(JSON.parse(JSON.stringify(document)), key)
       // Only the external call is left; the approval is not asked again.
       expect(resumed.pauses).toEqual(["ExternalPending"])
       expect(resumed.document).toEqual(JSON.parse(JSON.stringify(reference.document)))

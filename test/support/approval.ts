@@ -202,7 +202,7 @@ export const snapshot = (chain: Chain.Chain) => ({
 export const roundTrip = <Tools extends Record<string, Tool.Any>>(chain: Chain.Chain, toolkit: Toolkit.Toolkit<Tools>) =>
   Chain.encode(chain).pipe(
     Effect.map((document) => JSON.stringify(document)),
-    Effect.flatMap((json) => Chain.decode(json, { toolkit }))
+    Effect.flatMap((json) => Chain.decode(json, { toolkit, trustUnsignedApprovals: true }))
   )
 
 

@@ -1,0 +1,43 @@
+/**
+ * What a stored chain's document may grant. Its transcript can be checked
+ * against itself (`consistency.ts`), but not who wrote it: a signature
+ * vouches for a document read with its key, and an approval, a human's
+ * decision, is honoured only in such a document, or where the caller says
+ * that nothing but its own service writes the store
+ * (`trustUnsignedApprovals`).
+ *
+ * @internal
+ */
+import type { SigningKey } from "./chainDocument.ts"
+import { shortJson } from "./errorText.ts"
+import * as Signature from "./signature.ts"
+
+/**
+ * @internal why `document`, read with `key`, is refused: not signed, or its
+ * signature does not verify; `undefined` when it does, or when no key was given
+ */
+export const signatureProblem = (document: Record<string, unknown>, key: SigningKey | undefined): string | undefined => {
+  if (key === undefined) return undefined
+  const problem = Signature.keyProblem(key)
+  if (problem !== undefined) return problem
+  if (!Object.hasOwn(document, "signature")) return "the document is not signed, and a signing key was given; refusing it"
+  const { signature, ...content } = document
+  return Signature.verify(content, signature, key)
+    ? undefined
+    : "the signature does not verify: the document was changed or signed with another key"
+}
+
+/**
+ * @internal why a document read without a signing key may not hold
+ * `states`: the first approval in it (a human's decision that only a
+ * signature can vouch for), or `undefined` when it holds none
+ */
+export const unsignedApproval = (states: { readonly [id: string]: { readonly _tag: string } }): string | undefined => {
+  for (const id of Object.keys(states)) {
+    if (states[id]._tag !== "Approved") continue
+    return `the document approves call ${shortJson(id)} but is not signed, so anyone who can write where it is kept ` +
+      `could have approved it; sign documents (Chain.encode(chain, { signingKey }) and Chain.decode(json, { signingKey })), ` +
+      `or, when nothing but your own service can write there, pass { trustUnsignedApprovals: true }`
+  }
+  return undefined
+}
