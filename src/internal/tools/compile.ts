@@ -13,6 +13,7 @@ import * as ExternalTool from "../../ExternalTool.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import * as ToolTimeout from "../../ToolTimeout.ts"
 import { thrownMessage } from "../errorText.ts"
+import { fastDecoder, fastEncoder } from "./fastCodec.ts"
 
 type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
 
@@ -70,9 +71,11 @@ const compileTool = (tool: Tool.Any): CompiledTool => {
     external: ExternalTool.isExternal(tool),
     timeout: timeoutOf(tool),
     decodeParameters: Schema.isSchema(tool.parametersSchema)
-      ? neverThrowing(Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>))
+      ? neverThrowing(fastDecoder(tool.parametersSchema.ast, Schema.decodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown, unknown>)))
       : succeed,
-    encodeSuccess: neverThrowing(Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>)),
+    encodeSuccess: neverThrowing(
+      fastEncoder(tool.successSchema.ast, Schema.encodeUnknownEffect(tool.successSchema as Schema.Codec<unknown, unknown>))
+    ),
     encodeFailure: neverThrowing(Schema.encodeUnknownEffect(
       Tool.failureResultSchema(tool) as unknown as Schema.Codec<unknown, unknown>
     ))

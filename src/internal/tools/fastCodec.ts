@@ -1,0 +1,90 @@
+/**
+ * Codecs for the schemas most tools declare — parameters that are a plain
+ * struct of strings, numbers and booleans, a result that is one of those —
+ * that check the value themselves instead of going through the Schema
+ * parser, and hand anything they do not accept to the Schema codec, so every
+ * failure (and its message) is the Schema codec's own.
+ *
+ * A value they accept, the Schema codec would accept too with the same
+ * output: a struct decodes to a new object with the declared keys in their
+ * order (each one `in` the input, as the parser reads it); a primitive
+ * encodes to itself. Only ASTs whose parsing nothing else changes qualify:
+ * no checks, no encoding, no context (optional keys, defaults), no index
+ * signatures, no `__proto__` key.
+ *
+ * @internal
+ */
+import { type Effect, Exit, type Schema, type SchemaAST } from "effect"
+
+type Codec = (u: unknown) => Effect.Effect<unknown, Schema.SchemaError>
+
+type Primitive = "string" | "number" | "boolean"
+
+/** The `typeof` a primitive keyword with nothing else to it accepts, or `undefined`. */
+const primitiveOf = (ast: SchemaAST.AST): Primitive | undefined => {
+  if (ast.checks !== undefined || ast.encoding !== undefined || ast.context !== undefined) return undefined
+  switch (ast._tag) {
+    case "String":
+      return "string"
+    case "Number":
+      return "number"
+    case "Boolean":
+      return "boolean"
+    default:
+      return undefined
+  }
+}
+
+/** The keys and their kinds of a plain struct of primitives, or `undefined`. */
+const plainStruct = (ast: SchemaAST.AST): ReadonlyArray<readonly [string, Primitive]> | undefined => {
+  if (ast._tag !== "Objects" || ast.checks !== undefined || ast.encoding !== undefined || ast.context !== undefined) return undefined
+  if (ast.encodingChecks !== undefined || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) return undefined
+  const fields: Array<readonly [string, Primitive]> = []
+  for (const property of ast.propertySignatures) {
+    const kind = primitiveOf(property.type)
+    if (typeof property.name !== "string" || property.name === "__proto__" || kind === undefined) return undefined
+    fields.push([property.name, kind])
+  }
+  return fields
+}
+
+/**
+ * A decoder for `schema`'s AST that decodes a plain struct of primitives
+ * itself and hands every other value to `full` (the Schema decoder of the
+ * same schema); `full` itself for any other schema.
+ *
+ * @internal
+ */
+export const fastDecoder = (ast: SchemaAST.AST, full: Codec): Codec => {
+  const fields = plainStruct(ast)
+  if (fields === undefined) return full
+  return (u) => {
+    const out: Record<string, unknown> = {}
+    try {
+      if (typeof u !== "object" || u === null || Array.isArray(u)) return full(u)
+      for (const [key, kind] of fields) {
+        if (!(key in u)) return full(u)
+        const value: unknown = (u as Record<string, unknown>)[key]
+        if (typeof value !== kind) return full(u)
+        out[key] = value
+      }
+    } catch {
+      // A value whose reads throw (a getter, a revoked proxy): the Schema decoder says what that comes to.
+      return full(u)
+    }
+    return Exit.succeed(out)
+  }
+}
+
+/**
+ * An encoder for `ast` that encodes a primitive of its own kind as itself
+ * and hands every other value to `full`; `full` itself unless `ast` is a
+ * plain primitive keyword.
+ *
+ * @internal
+ */
+export const fastEncoder = (ast: SchemaAST.AST, full: Codec): Codec => {
+  const kind = primitiveOf(ast)
+  if (kind === undefined) return full
+  return (u) => typeof u === kind ? Exit.succeed(u) : full(u)
+}
