@@ -35,21 +35,28 @@ const primitiveOf = (ast: SchemaAST.AST): Primitive | undefined => {
   }
 }
 
-/** The keys and their kinds of a plain struct of primitives, or `undefined`. */
-const plainStruct = (ast: SchemaAST.AST): ReadonlyArray<readonly [string, Primitive]> | undefined => {
+/** The keys of a plain struct of primitives and, at the same index, their kinds; or `undefined`. */
+interface Fields {
+  readonly keys: ReadonlyArray<string>
+  readonly kinds: ReadonlyArray<Primitive>
+}
+
+const plainStruct = (ast: SchemaAST.AST): Fields | undefined => {
   if (ast._tag !== "Objects" || ast.checks !== undefined || ast.encoding !== undefined || ast.context !== undefined) return undefined
   if (ast.encodingChecks !== undefined || ast.indexSignatures.length > 0 || ast.propertySignatures.length === 0) return undefined
-  const fields: Array<readonly [string, Primitive]> = []
+  const keys: Array<string> = []
+  const kinds: Array<Primitive> = []
   for (const property of ast.propertySignatures) {
     const kind = primitiveOf(property.type)
     if (typeof property.name !== "string" || property.name === "__proto__" || kind === undefined) return undefined
-    fields.push([property.name, kind])
+    keys.push(property.name)
+    kinds.push(kind)
   }
-  return fields
+  return { keys, kinds }
 }
 
 /**
- * A decoder for `schema`'s AST that decodes a plain struct of primitives
+ * A decoder for `ast` that decodes a plain struct of primitives
  * itself and hands every other value to `full` (the Schema decoder of the
  * same schema); `full` itself for any other schema.
  *
@@ -58,14 +65,16 @@ const plainStruct = (ast: SchemaAST.AST): ReadonlyArray<readonly [string, Primit
 export const fastDecoder = (ast: SchemaAST.AST, full: Codec): Codec => {
   const fields = plainStruct(ast)
   if (fields === undefined) return full
+  const { keys, kinds } = fields
   return (u) => {
     const out: Record<string, unknown> = {}
     try {
       if (typeof u !== "object" || u === null || Array.isArray(u)) return full(u)
-      for (const [key, kind] of fields) {
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]
         if (!(key in u)) return full(u)
         const value: unknown = (u as Record<string, unknown>)[key]
-        if (typeof value !== kind) return full(u)
+        if (typeof value !== kinds[i]) return full(u)
         out[key] = value
       }
     } catch {
