@@ -10,6 +10,7 @@
  */
 import { Cause, Context, Duration, Effect, Exit, Fiber, Option, Result, type Schema } from "effect"
 import { AiError } from "effect/ai"
+import { isComplete, isSucceeded } from "../complete.ts"
 import { type Cell, CurrentCall } from "../directReturn.ts"
 import { isInterrupted, raceInterrupt, type StopSignal } from "../stopSignal.ts"
 import type { ToolCall, ToolResult } from "../../ToolCall.ts"
@@ -105,6 +106,9 @@ const running = (
   cell: CallCell
 ): Effect.Effect<unknown, unknown> => {
   const direct = called(handler, params, call)
+  // A handler that returned a completed effect (an Exit: `Effect.succeed`, `Effect.fail`) has nothing
+  // left to run: no context to run it in, no time to bound, nothing to cut short.
+  if (isComplete(direct)) return direct
   let run = inRunContext(handler, cell, ctx.services)
     ? direct
     : Effect.updateContext(direct, (input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell))
@@ -285,16 +289,22 @@ export const invoke = (
       (outcome) => settleOutcome(ctx, entry, call, repairs, outcome)
     )
   }
-  // Directly, with no step between the handler's end and its settlement: the hot path.
+  // Directly, with no step between the handler's end and its settlement: the hot path. A handler's
+  // completed effect is settled now, so the call is complete too (a round then runs it in no fiber of its own).
   const cell: CallCell = { directReturn: false }
-  return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
+  return Effect.matchCauseEffectEager(running(ctx, entry, call, params, handler, cell), {
     onFailure: (cause) => (released(cell), Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome))),
-    onSuccess: (result) =>
-      (released(cell), encodedThen(
-        entry.encodeSuccess(result),
+    onSuccess: (result) => {
+      released(cell)
+      const encoding = entry.encodeSuccess(result)
+      // Encoded at once (an Exit, as a schema without effects gives): settled now, with no handlers built for the encoding.
+      if (isSucceeded(encoding)) return settleOutcome(ctx, entry, call, repairs, returned(result, encoding.value, cell))
+      return encodedThen(
+        encoding,
         (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
         (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
-      ))
+      )
+    }
   })
 }
 

@@ -387,6 +387,37 @@ describe("runCall keeps Toolkit.handle's semantics", () => {
   })
 })
 
+describe("a handler that returns a completed effect", () => {
+  /** The same handlers, each returning its effect unevaluated (no Exit): run in a fiber as any handler. */
+  const deferred = toolkit.toLayer({
+    parse: ({ n }) => Effect.suspend(() => Effect.succeed({ doubled: n * 2, label: `n=${n}` })),
+    strict: ({ n }) => Effect.suspend(() => Effect.succeed(n + 1)),
+    risky: ({ code }) => Effect.suspend(() => Effect.fail({ code, retryIn: 5 })),
+    liar: () => Effect.suspend(() => Effect.succeed("not a number" as unknown as number)),
+    explode: () => Effect.suspend(() => Effect.die(new Error("kaboom"))),
+    flaky: () => Effect.suspend(() => Effect.fail(new AiError.UnknownError({ description: "upstream flaked" }))),
+    progress: () => Effect.die(new Error("not called")),
+    quit: () => Effect.die(new Error("not called")),
+    sleepy: () => Effect.die(new Error("not called"))
+  })
+  const calls = [
+    { id: "a", name: "parse", params: { n: "2" } },
+    { id: "b", name: "strict", params: { n: 1 } },
+    { id: "c", name: "risky", params: { code: "E1" } },
+    { id: "d", name: "liar", params: {} },
+    { id: "e", name: "explode", params: {} },
+    { id: "f", name: "flaky", params: {} }
+  ]
+
+  it.effect("settles, in a round, as the same effect run in a fiber does", () =>
+    Effect.gen(function*() {
+      const now = yield* runCalls(compiled, calls, "unbounded").pipe(Effect.provide(handlers))
+      const run = yield* runCalls(compiled, calls, "unbounded").pipe(Effect.provide(deferred))
+      expect(now).toHaveLength(calls.length)
+      expect(now).toStrictEqual(run)
+    }))
+})
+
 describe("runCalls", () => {
   it.effect("returns results in call order with 'unbounded' concurrency even when earlier calls sleep longer", () =>
     Effect.gen(function*() {
