@@ -35,6 +35,23 @@ export const withGenerateNow = (model: ChatModel["Service"], now: Generate): Cha
   Object.defineProperty(model, key, { value: { generate: model.generate, now } satisfies Form })
 
 /**
+ * Gives every instance of a service class its `now` form, read from the
+ * instance by `now`: a getter of the class's prototype, so not enumerable
+ * (as {@link withGenerateNow}'s) and nothing defined per instance —
+ * `Object.defineProperty` costs more than the rest of making a service, which
+ * a service made for each run (an ensemble's counted model) pays every run.
+ *
+ * @internal
+ */
+export const nowOfInstances = <S extends ChatModel["Service"]>(prototype: S, now: (self: S) => Generate): void => {
+  Object.defineProperty(prototype, key, {
+    get(this: S): Form {
+      return { generate: this.generate, now: now(this) }
+    }
+  })
+}
+
+/**
  * @internal `model.generate(request)`, for a caller that runs the effect at
  * once: the eager form when `model` has one for the `generate` it has now
  * (a service whose `generate` was replaced in place, through a prototype or

@@ -35,6 +35,23 @@ export const withStreamedTurn = (model: ChatModel["Service"], turn: Turn): ChatM
   Object.defineProperty(model, key, { value: { stream: model.stream, turn } satisfies Form })
 
 /**
+ * Gives every instance of a service class its streamed turn, read from the
+ * instance by `turn` (none where it gives `undefined`): a getter of the
+ * class's prototype, so not enumerable (as {@link withStreamedTurn}'s) and
+ * nothing defined per instance (see `nowOfInstances` in ./generateNow.ts).
+ *
+ * @internal
+ */
+export const turnOfInstances = <S extends ChatModel["Service"]>(prototype: S, turn: (self: S) => Turn | undefined): void => {
+  Object.defineProperty(prototype, key, {
+    get(this: S): Form | undefined {
+      const made = turn(this)
+      return made === undefined ? undefined : { stream: this.stream, turn: made }
+    }
+  })
+}
+
+/**
  * @internal the whole-turn form of `model`'s `stream`, when it has one for
  * the `stream` it has now: a service whose `stream` was replaced in place,
  * through a prototype or by a proxy is read through that stream
