@@ -20,7 +20,8 @@ export type Turn = (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Res
 const key: unique symbol = Symbol.for("loopwork/ChatModel/streamedTurn")
 
 /** The form, with the `stream` it stands for. */
-interface Form {
+/** @internal */
+export interface TurnForm {
   readonly stream: ChatModel["Service"]["stream"]
   readonly turn: Turn
 }
@@ -32,21 +33,20 @@ interface Form {
  */
 export const withStreamedTurn = (model: ChatModel["Service"], turn: Turn): ChatModel["Service"] =>
   // Not enumerable: a copy of the service (a spread) that changes `stream` does not keep a form that would bypass it.
-  Object.defineProperty(model, key, { value: { stream: model.stream, turn } satisfies Form })
+  Object.defineProperty(model, key, { value: { stream: model.stream, turn } satisfies TurnForm })
 
 /**
- * Gives every instance of a service class its streamed turn, read from the
- * instance by `turn` (none where it gives `undefined`): a getter of the
- * class's prototype, so not enumerable (as {@link withStreamedTurn}'s) and
- * nothing defined per instance (see `nowOfInstances` in ./generateNow.ts).
+ * Gives every instance of a service class the streamed turn it was made
+ * with, `formOf(instance)` (`undefined`: none): a getter of the class's
+ * prototype, so not enumerable (as {@link withStreamedTurn}'s) and nothing
+ * defined per instance (see `nowOfInstances` in ./generateNow.ts).
  *
  * @internal
  */
-export const turnOfInstances = <S extends ChatModel["Service"]>(prototype: S, turn: (self: S) => Turn | undefined): void => {
+export const turnOfInstances = (prototype: object, formOf: (self: object) => TurnForm | undefined): void => {
   Object.defineProperty(prototype, key, {
-    get(this: S): Form | undefined {
-      const made = turn(this)
-      return made === undefined ? undefined : { stream: this.stream, turn: made }
+    get(this: object): TurnForm | undefined {
+      return formOf(this)
     }
   })
 }
@@ -57,6 +57,6 @@ export const turnOfInstances = <S extends ChatModel["Service"]>(prototype: S, tu
  * through a prototype or by a proxy is read through that stream
  */
 export const streamedTurn = (model: ChatModel["Service"]): Turn | undefined => {
-  const form = (model as { readonly [key]?: Form })[key]
+  const form = (model as { readonly [key]?: TurnForm })[key]
   return form !== undefined && form.stream === model.stream ? form.turn : undefined
 }

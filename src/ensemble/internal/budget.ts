@@ -16,8 +16,8 @@ import { BudgetExceededError } from "../EnsembleError.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
 import type { Durability } from "../../internal/durability.ts"
-import { generateNow, nowOfInstances } from "../../internal/generateNow.ts"
-import { streamedTurn, type Turn, turnOfInstances } from "../../internal/streamedTurn.ts"
+import { generateNow, type NowForm, nowOfInstances } from "../../internal/generateNow.ts"
+import { streamedTurn, type TurnForm, turnOfInstances } from "../../internal/streamedTurn.ts"
 
 /** @internal which budget a run used up */
 export type Kind = "maxModelCalls" | "maxDelegations"
@@ -91,24 +91,26 @@ type Generate = Service["generate"]
 class Counted implements Service {
   readonly info: ModelInfo | undefined
   readonly generate: Generate
-  readonly stream: ChatModel["Service"]["stream"]
-  readonly #now: Generate
-  readonly #turn: Turn | undefined
+  readonly stream: Service["stream"]
+  readonly #now: NowForm
+  readonly #turn: TurnForm | undefined
 
-  constructor(budget: Budget, model: ChatModel["Service"]) {
+  constructor(budget: Budget, model: Service) {
     const refused = () => new ModelCallFailed({ description: refusal(budget), cause: undefined, retryable: false })
     const now: Generate = (request) => takeModelCall(budget) ? generateNow(model, request) : Effect.fail(refused())
     const turn = streamedTurn(model)
     this.info = infoOf(model)
     this.generate = (request) => Effect.suspend(() => now(request))
     this.stream = (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
-    this.#now = now
-    this.#turn = turn === undefined ? undefined : (request) => takeModelCall(budget) ? turn(request) : Effect.fail(refused())
+    this.#now = { generate: this.generate, now }
+    this.#turn = turn === undefined
+      ? undefined
+      : { stream: this.stream, turn: (request) => takeModelCall(budget) ? turn(request) : Effect.fail(refused()) }
   }
 
   static {
-    nowOfInstances(Counted.prototype, (self) => self.#now)
-    turnOfInstances(Counted.prototype, (self) => self.#turn)
+    nowOfInstances(Counted.prototype, (self) => #now in self ? self.#now : undefined)
+    turnOfInstances(Counted.prototype, (self) => #turn in self ? self.#turn : undefined)
   }
 }
 
