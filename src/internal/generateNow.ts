@@ -19,8 +19,8 @@ type Generate = (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Respon
 /** The key of the eager form on a service (a symbol: no model's own field can be it). */
 const key: unique symbol = Symbol.for("loopwork/ChatModel/generateNow")
 
-/** @internal The eager form, with the `generate` it stands for. */
-export interface NowForm {
+/** The eager form, with the `generate` it stands for. */
+interface Form {
   readonly generate: Generate
   readonly now: Generate
 }
@@ -32,27 +32,7 @@ export interface NowForm {
  */
 export const withGenerateNow = (model: ChatModel["Service"], now: Generate): ChatModel["Service"] =>
   // Not enumerable: a copy of the service (a spread) gets the suspended form only, as it should.
-  Object.defineProperty(model, key, { value: { generate: model.generate, now } satisfies NowForm })
-
-/**
- * Gives every instance of a service class the eager form it was made with,
- * `formOf(instance)` (`undefined` for an object that only inherits from
- * one, or a proxy of one: no form, the suspended call): a getter of the
- * class's prototype, so not enumerable (as {@link withGenerateNow}'s) and
- * nothing defined per instance — `Object.defineProperty` costs more than
- * the rest of making a service, which a service made for each run (an
- * ensemble's counted model) pays every run. The form keeps the `generate`
- * the instance was made with, so a `generate` replaced later is called.
- *
- * @internal
- */
-export const nowOfInstances = (prototype: object, formOf: (self: object) => NowForm | undefined): void => {
-  Object.defineProperty(prototype, key, {
-    get(this: object): NowForm | undefined {
-      return formOf(this)
-    }
-  })
-}
+  Object.defineProperty(model, key, { value: { generate: model.generate, now } satisfies Form })
 
 /**
  * @internal `model.generate(request)`, for a caller that runs the effect at
@@ -64,6 +44,6 @@ export const generateNow = (
   model: ChatModel["Service"],
   request: GenerateRequest
 ): Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError> => {
-  const form = (model as { readonly [key]?: NowForm })[key]
+  const form = (model as { readonly [key]?: Form })[key]
   return form !== undefined && form.generate === model.generate ? form.now(request) : model.generate(request)
 }

@@ -20,8 +20,7 @@ export type Turn = (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Res
 const key: unique symbol = Symbol.for("loopwork/ChatModel/streamedTurn")
 
 /** The form, with the `stream` it stands for. */
-/** @internal */
-export interface TurnForm {
+interface Form {
   readonly stream: ChatModel["Service"]["stream"]
   readonly turn: Turn
 }
@@ -33,23 +32,7 @@ export interface TurnForm {
  */
 export const withStreamedTurn = (model: ChatModel["Service"], turn: Turn): ChatModel["Service"] =>
   // Not enumerable: a copy of the service (a spread) that changes `stream` does not keep a form that would bypass it.
-  Object.defineProperty(model, key, { value: { stream: model.stream, turn } satisfies TurnForm })
-
-/**
- * Gives every instance of a service class the streamed turn it was made
- * with, `formOf(instance)` (`undefined`: none): a getter of the class's
- * prototype, so not enumerable (as {@link withStreamedTurn}'s) and nothing
- * defined per instance (see `nowOfInstances` in ./generateNow.ts).
- *
- * @internal
- */
-export const turnOfInstances = (prototype: object, formOf: (self: object) => TurnForm | undefined): void => {
-  Object.defineProperty(prototype, key, {
-    get(this: object): TurnForm | undefined {
-      return formOf(this)
-    }
-  })
-}
+  Object.defineProperty(model, key, { value: { stream: model.stream, turn } satisfies Form })
 
 /**
  * @internal the whole-turn form of `model`'s `stream`, when it has one for
@@ -57,6 +40,6 @@ export const turnOfInstances = (prototype: object, formOf: (self: object) => Tur
  * through a prototype or by a proxy is read through that stream
  */
 export const streamedTurn = (model: ChatModel["Service"]): Turn | undefined => {
-  const form = (model as { readonly [key]?: TurnForm })[key]
+  const form = (model as { readonly [key]?: Form })[key]
   return form !== undefined && form.stream === model.stream ? form.turn : undefined
 }

@@ -10,14 +10,14 @@
  */
 import { Effect, Stream } from "effect"
 import type { ChatModel } from "../../ChatModel.ts"
-import { infoOf, type ModelInfo } from "../../internal/chatModel.ts"
+import { infoOf } from "../../internal/chatModel.ts"
 import type { DelegationRecord } from "../Delegation.ts"
 import { BudgetExceededError } from "../EnsembleError.ts"
 import type { TaskOutput } from "../TaskOutput.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
 import type { Durability } from "../../internal/durability.ts"
-import { generateNow, type NowForm, nowOfInstances } from "../../internal/generateNow.ts"
-import { streamedTurn, type TurnForm, turnOfInstances } from "../../internal/streamedTurn.ts"
+import { generateNow, withGenerateNow } from "../../internal/generateNow.ts"
+import { streamedTurn, withStreamedTurn } from "../../internal/streamedTurn.ts"
 
 /** @internal which budget a run used up */
 export type Kind = "maxModelCalls" | "maxDelegations"
@@ -78,40 +78,19 @@ export const takeDelegation = (budget: Budget): boolean => {
  * runs it at once, when it is made (no step of the runtime; see generateNow.ts
  * and, for a streamed answer that is whole when asked, streamedTurn.ts)
  */
-export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel["Service"] => new Counted(budget, model)
-
-type Service = ChatModel["Service"]
-type Generate = Service["generate"]
-
-/**
- * The model of {@link counted}: its eager forms are getters of its prototype
- * (`nowOfInstances`, `turnOfInstances`), so making one, once a run, defines
- * no property on it.
- */
-class Counted implements Service {
-  readonly info: ModelInfo | undefined
-  readonly generate: Generate
-  readonly stream: Service["stream"]
-  readonly #now: NowForm
-  readonly #turn: TurnForm | undefined
-
-  constructor(budget: Budget, model: Service) {
-    const refused = () => new ModelCallFailed({ description: refusal(budget), cause: undefined, retryable: false })
-    const now: Generate = (request) => takeModelCall(budget) ? generateNow(model, request) : Effect.fail(refused())
-    const turn = streamedTurn(model)
-    this.info = infoOf(model)
-    this.generate = (request) => Effect.suspend(() => now(request))
-    this.stream = (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
-    this.#now = { generate: this.generate, now }
-    this.#turn = turn === undefined
-      ? undefined
-      : { stream: this.stream, turn: (request) => takeModelCall(budget) ? turn(request) : Effect.fail(refused()) }
-  }
-
-  static {
-    nowOfInstances(Counted.prototype, (self) => #now in self ? self.#now : undefined)
-    turnOfInstances(Counted.prototype, (self) => #turn in self ? self.#turn : undefined)
-  }
+export const counted = (budget: Budget, model: ChatModel["Service"]): ChatModel["Service"] => {
+  const refused = () => new ModelCallFailed({ description: refusal(budget), cause: undefined, retryable: false })
+  const now: ChatModel["Service"]["generate"] = (request) =>
+    takeModelCall(budget) ? generateNow(model, request) : Effect.fail(refused())
+  const service = withGenerateNow({
+    info: infoOf(model),
+    generate: (request) => Effect.suspend(() => now(request)),
+    stream: (request) => Stream.suspend(() => (takeModelCall(budget) ? model.stream(request) : Stream.fail(refused())))
+  }, now)
+  const turn = streamedTurn(model)
+  return turn === undefined
+    ? service
+    : withStreamedTurn(service, (request) => takeModelCall(budget) ? turn(request) : Effect.fail(refused()))
 }
 
 /**
