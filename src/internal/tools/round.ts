@@ -17,7 +17,6 @@ import { toolSpan } from "../telemetry/toolSpan.ts"
 import { unknownToolName } from "../contentFree.ts"
 import { runContextOf } from "../runContext.ts"
 import { settle } from "./call.ts"
-import { runAll } from "./runAll.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
 import { Cut, Held, type Settled } from "./settled.ts"
@@ -167,7 +166,7 @@ export const runRound = <B>(
   const checked = ctx.report === undefined ? storable : same
   return calls.length === 1
     ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
-    : Effect.map(runAll(calls, one, policy.concurrency), (all) => then(all.map(checked), log))
+    : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all.map(checked), log))
 }
 
 /**
