@@ -16,6 +16,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow"
 import type { InvalidInput } from "../LoopError.ts"
 import { engine, type Role, type Timing } from "./internal/engine.ts"
+import { makeWithUnflushed } from "./internal/sqliteConnection.ts"
 import { UnflushedClient } from "./internal/unflushedClient.ts"
 import * as Sqlite from "./SqliteClient.ts"
 import { WaitingCalls, layerSql } from "./WaitingCalls.ts"
@@ -63,13 +64,13 @@ const splitsFlushes = (options: Options): boolean => {
 
 /**
  * The file's `SqlClient`, with the engine given an `UnflushedClient` of the
- * same file (see `SqliteClient.makeWithUnflushed`): a runner's claim stamps
+ * same file (see `makeWithUnflushed`, ./internal/sqliteConnection.ts): a runner's claim stamps
  * and heartbeats, one of each per recorded step, do not wait for the disk,
  * as on PostgreSQL. Both come from one build of `both`, so they share its lock.
  */
 const runnerOn = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> => {
   const both = Layer.effectContext(Effect.map(
-    Sqlite.makeWithUnflushed(options),
+    makeWithUnflushed(options),
     ({ flushed, unflushed }) => Context.make(SqlClient, flushed).pipe(Context.add(UnflushedClient, unflushed))
   )).pipe(Layer.provide(Reactivity.layer))
   const sql = Layer.effect(SqlClient, Effect.service(SqlClient)).pipe(Layer.provide(both))

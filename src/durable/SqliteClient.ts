@@ -9,14 +9,13 @@
  * @stability unstable
  * @since 0.1.0
  */
-import { Cache, Context, Duration, Effect, Fiber, Layer, Scope, Semaphore, Stream } from "effect"
+import type { Duration } from "effect"
+import { Layer } from "effect"
 import { Reactivity } from "effect/reactivity"
 import * as Client from "effect/sql/SqlClient"
-import type { Connection } from "effect/sql/SqlConnection"
-import { classifySqliteError, SqlError } from "effect/sql/SqlError"
-import * as Statement from "effect/sql/Statement"
-import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
-import { InvalidInput } from "../LoopError.ts"
+import type { SqlError } from "effect/sql/SqlError"
+import type { InvalidInput } from "../LoopError.ts"
+import { make } from "./internal/sqliteConnection.ts"
 
 /**
  * Options of {@link layer}.
@@ -45,125 +44,6 @@ export interface Options {
    */
   readonly synchronous?: "full" | "normal" | undefined
 }
-
-const failure = (message: string, operation: string) => (cause: unknown) => {
-  const withErrno = typeof cause === "object" && cause !== null && "errcode" in cause && !("errno" in cause)
-    ? Object.assign(cause, { errno: (cause as { readonly errcode: unknown }).errcode })
-    : cause
-  return new SqlError({ reason: classifySqliteError(withErrno, { message, operation }) })
-}
-
-const busyTimeoutOf = (input: unknown) => {
-  if (input === undefined) return Effect.succeed(5_000)
-  const duration = Duration.fromInput(input as Duration.Input)
-  return duration._tag === "Some" && Duration.isFinite(duration.value) && Duration.toMillis(duration.value) >= 0
-    ? Effect.succeed(Math.floor(Duration.toMillis(duration.value)))
-    : Effect.fail(new InvalidInput({ field: "busyTimeout", rule: "a finite duration of zero or more", value: input }))
-}
-
-const synchronousOf = (input: unknown) =>
-  input === undefined || input === "full"
-    ? Effect.succeed("FULL")
-    : input === "normal"
-    ? Effect.succeed("NORMAL")
-    : Effect.fail(new InvalidInput({ field: "synchronous", rule: "\"full\" or \"normal\"", value: input }))
-
-const connect = (options: Options) =>
-  Effect.gen(function*() {
-    const db = yield* Effect.acquireRelease(
-      Effect.try({ try: () => new DatabaseSync(options.filename), catch: failure("Failed to open the database", "open") }),
-      (db) => Effect.sync(() => db.close())
-    )
-    const busy = yield* busyTimeoutOf(options.busyTimeout)
-    const synchronous = yield* synchronousOf(options.synchronous)
-    yield* Effect.try({
-      try: () => db.exec(`PRAGMA journal_mode = WAL; PRAGMA busy_timeout = ${busy}; PRAGMA synchronous = ${synchronous}`),
-      catch: failure("Failed to configure the database", "open")
-    })
-    const prepared = yield* Cache.make({
-      capacity: 200,
-      lookup: (sql: string) => Effect.try({ try: () => db.prepare(sql), catch: failure("Failed to prepare statement", "prepare") })
-    })
-    const runOn = (statement: StatementSync, params: ReadonlyArray<unknown>, arrays: boolean) =>
-      Effect.withFiber<ReadonlyArray<object>, SqlError>((fiber) =>
-        Effect.try({
-          try: () => {
-            statement.setReadBigInts(Context.get(fiber.context, Client.SafeIntegers))
-            statement.setReturnArrays(arrays)
-            // The statement compiler produces the parameters: values SQLite binds.
-            const bound = params as ReadonlyArray<SQLInputValue>
-            if (statement.columns().length > 0) return statement.all(...bound)
-            statement.run(...bound)
-            return []
-          },
-          catch: failure("Failed to execute statement", "execute")
-        })
-      )
-    const run = (sql: string, params: ReadonlyArray<unknown>, arrays = false) =>
-      Effect.flatMap(Cache.get(prepared, sql), (statement) => runOn(statement, params, arrays))
-    const unprepared = (sql: string, params: ReadonlyArray<unknown>, arrays = false) =>
-      Effect.flatMap(
-        Effect.try({ try: () => db.prepare(sql), catch: failure("Failed to prepare statement", "prepare") }),
-        (statement) => runOn(statement, params, arrays)
-      )
-    /** Rows as arrays of column values (`setReturnArrays`). */
-    const values = (rows: Effect.Effect<ReadonlyArray<object>, SqlError>) =>
-      Effect.map(rows, (all) => all as ReadonlyArray<ReadonlyArray<unknown>>)
-    const connection: Connection = {
-      execute: (sql, params, transform) => transform ? Effect.map(run(sql, params), transform) : run(sql, params),
-      executeRaw: (sql, params) => run(sql, params),
-      executeValues: (sql, params) => values(run(sql, params, true)),
-      executeValuesUnprepared: (sql, params) => values(unprepared(sql, params, true)),
-      executeUnprepared: (sql, params, transform) =>
-        transform ? Effect.map(unprepared(sql, params), transform) : unprepared(sql, params),
-      executeStream: () => Stream.die("executeStream is not supported by loopwork's SQLite client")
-    }
-    return connection
-  })
-
-/** A client over `connection`, one statement at a time under `lock`; a transaction holds it until it ends. */
-const clientOver = (connection: Connection, lock: Semaphore.Semaphore, joins?: Client.SqlClient) => {
-  const transactionAcquirer = Effect.uninterruptibleMask((restore) => {
-    const scope = Context.getUnsafe(Fiber.getCurrent()!.context, Scope.Scope)
-    return Effect.as(Effect.tap(restore(lock.take(1)), () => Scope.addFinalizer(scope, lock.release(1))), connection)
-  })
-  return Client.make({
-    acquirer: lock.withPermits(1)(Effect.succeed(connection)),
-    transactionAcquirer,
-    compiler: Statement.makeCompilerSqlite(),
-    driver: "loopwork-node-sqlite",
-    beginTransaction: "BEGIN IMMEDIATE",
-    spanAttributes: [["db.system.name", "sqlite"]],
-    ...(joins === undefined ? {} : { transactionService: joins.transactionService })
-  })
-}
-
-const make = (options: Options) =>
-  Effect.gen(function*() {
-    const connection = yield* connect(options)
-    return yield* clientOver(connection, yield* Semaphore.make(1))
-  })
-
-/**
- * @internal the file's client, and a second client of the same file whose
- * commits are not flushed one by one (`synchronous = NORMAL` on its own
- * connection), for the writes whose loss in an operating-system crash is
- * harmless (`UnflushedClient`, ./internal/unflushedClient.ts). The two take
- * turns under one lock: two connections of one thread must never wait for
- * each other's SQLite lock (the wait blocks the thread that would release
- * it). They share their transaction too: inside a transaction of either, a
- * statement of the other runs in it (the engine's own steps run some of the
- * unflushed writes inside a transactional tool's transaction), instead of
- * waiting for the lock that transaction holds. A flushed commit flushes the unflushed ones
- * before it (one journal, written in order).
- */
-export const makeWithUnflushed = (options: Options) =>
-  Effect.gen(function*() {
-    const lock = yield* Semaphore.make(1)
-    const flushed = yield* clientOver(yield* connect(options), lock)
-    const unflushed = yield* clientOver(yield* connect({ ...options, synchronous: "normal" }), lock, flushed)
-    return { flushed, unflushed }
-  })
 
 /**
  * The `SqlClient` of a SQLite file.

@@ -1,5 +1,5 @@
 /**
- * A SQLite runner's second connection (`SqliteClient.makeWithUnflushed`):
+ * A SQLite runner's second connection (`makeWithUnflushed`, src/durable/internal/sqliteConnection.ts):
  * its commits are not flushed one by one, the file's client's are; the two
  * take turns under one lock and share their transaction, so neither ever
  * waits for a SQLite lock the other holds in the same thread.
@@ -10,7 +10,7 @@ import { Reactivity } from "effect/reactivity"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeWithUnflushed } from "../../src/durable/SqliteClient.ts"
+import { makeWithUnflushed } from "../../src/durable/internal/sqliteConnection.ts"
 
 const withFile = <A, E>(use: (filename: string) => Effect.Effect<A, E>) =>
   Effect.acquireUseRelease(

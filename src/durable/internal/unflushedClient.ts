@@ -4,7 +4,7 @@
  * on its own connection to a SQLite file), for the writes whose loss in a
  * crash of the database server (on SQLite: of the operating system) is
  * harmless. A runner opens one (`../postgres/pgSynchronous.ts`,
- * `../SqliteClient.ts`'s `makeWithUnflushed`) when its commits are
+ * `./sqliteConnection.ts`'s `makeWithUnflushed`) when its commits are
  * flushed; nothing else does.
  *
  * What goes through it, and why losing it is harmless:
