@@ -10,7 +10,7 @@
  */
 import { Cause, Context, Duration, Effect, Exit, Fiber, Option, Result, type Schema } from "effect"
 import { AiError } from "effect/ai"
-import { isComplete, isSucceeded } from "../complete.ts"
+import { isSucceeded } from "../complete.ts"
 import { type Cell, CurrentCall } from "../directReturn.ts"
 import { isInterrupted, raceInterrupt, type StopSignal } from "../stopSignal.ts"
 import type { ToolCall, ToolResult } from "../../ToolCall.ts"
@@ -23,8 +23,7 @@ import { Cut, type Settled } from "./settled.ts"
 import type { Durability } from "../durability.ts"
 import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
 import { type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
-
-const noPreliminary = () => Effect.void
+import { called, completedNow } from "./handlerCall.ts"
 
 /** The handler was interrupted by `StopSignal.interrupt` before it finished. */
 class CutShort {}
@@ -69,26 +68,6 @@ class TimedOut {
 }
 
 /**
- * The handler's effect for this call. Called when the call runs (every
- * caller is itself running), so no suspension is needed; a handler that
- * throws, or returns no Effect (an async function from JavaScript), is a
- * defect of this call only.
- */
-const called = (handler: Handler, params: unknown, call: ToolCall): Effect.Effect<unknown, unknown> => {
-  try {
-    const made: unknown = handler.handler(params, { toolCallId: call.id, preliminary: noPreliminary })
-    return Effect.isEffect(made) ? made as Effect.Effect<unknown, unknown> : Effect.die(new Error(noEffect(made)))
-  } catch (defect) {
-    return Effect.die(defect)
-  }
-}
-
-const noEffect = (made: unknown): string =>
-  made instanceof Promise
-    ? "the handler returned a Promise, not an Effect (wrap an async function in Effect.promise or Effect.tryPromise)"
-    : "the handler returned no Effect"
-
-/**
  * The handler's run: in the handler's own context plus the call's
  * direct-return cell (a run inside it reports no events into this one), or
  * in the run's context as it is when that adds nothing and the run's slot
@@ -100,15 +79,10 @@ const noEffect = (made: unknown): string =>
 const running = (
   ctx: RoundContext,
   entry: CompiledTool,
-  call: ToolCall,
-  params: unknown,
+  direct: Effect.Effect<unknown, unknown>,
   handler: Handler,
   cell: CallCell
 ): Effect.Effect<unknown, unknown> => {
-  const direct = called(handler, params, call)
-  // A handler that returned a completed effect (an Exit: `Effect.succeed`, `Effect.fail`) has nothing
-  // left to run: no context to run it in, no time to bound, nothing to cut short.
-  if (isComplete(direct)) return direct
   let run = inRunContext(handler, cell, ctx.services)
     ? direct
     : Effect.updateContext(direct, (input: Context.Context<never>) => Context.add(handlerContext(handler.context, input), CurrentCall, cell))
@@ -240,7 +214,7 @@ const durableOutcome = (
 ): Effect.Effect<HandlerOutcome> => {
   const run = Effect.suspend(() => {
     const cell: CallCell = { directReturn: false }
-    return Effect.matchCauseEffect(running(ctx, entry, call, params, handler, cell), {
+    return Effect.matchCauseEffect(running(ctx, entry, called(handler, params, call), handler, cell), {
       onFailure: (cause) =>
         (released(cell), durability.fatal?.(call, cause) === true ? Effect.failCause(cause as Cause.Cause<never>) : failedOutcome(entry, call, cause)),
       onSuccess: (result) =>
@@ -292,9 +266,12 @@ export const invoke = (
   // Directly, with no step between the handler's end and its settlement: the hot path. A handler's
   // completed effect is settled now, so the call is complete too (a round then runs it in no fiber of its own).
   const cell: CallCell = { directReturn: false }
-  return Effect.matchCauseEffectEager(running(ctx, entry, call, params, handler, cell), {
-    onFailure: (cause) => (released(cell), Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome))),
-    onSuccess: (result) => {
+  const direct = called(handler, params, call)
+  const now = completedNow(direct)
+  const settle = {
+    onFailure: (cause: Cause.Cause<unknown>) =>
+      (released(cell), Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome))),
+    onSuccess: (result: unknown) => {
       released(cell)
       const encoding = entry.encodeSuccess(result)
       // Encoded at once (an Exit, as a schema without effects gives): settled now, with no handlers built for the encoding.
@@ -305,7 +282,10 @@ export const invoke = (
         (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
       )
     }
-  })
+  }
+  return now === undefined
+    ? Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), settle)
+    : Effect.matchCauseEffectEager(now, settle)
 }
 
 /**
