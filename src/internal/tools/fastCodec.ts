@@ -7,8 +7,9 @@
  *
  * A value they accept, the Schema codec would accept too with the same
  * output: a struct decodes to a new object with the declared keys in their
- * order (each one `in` the input, as the parser reads it); a primitive
- * encodes to itself. Only ASTs whose parsing nothing else changes qualify:
+ * order (each one an own data property of the input, which is read without
+ * running a getter, so a value Schema is handed has not been read before);
+ * a primitive encodes to itself. Only ASTs whose parsing nothing else changes qualify:
  * no checks, no encoding, no context (optional keys, defaults), no index
  * signatures, no `__proto__` key.
  *
@@ -72,13 +73,14 @@ export const fastDecoder = (ast: SchemaAST.AST, full: Codec): Codec => {
       if (typeof u !== "object" || u === null || Array.isArray(u)) return full(u)
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]
-        if (!(key in u)) return full(u)
-        const value: unknown = (u as Record<string, unknown>)[key]
-        if (typeof value !== kinds[i]) return full(u)
-        out[key] = value
+        // Own data properties only, read without calling anything: a getter (which may answer
+        // differently when read again), an inherited value and the like are Schema's to read, once.
+        const own = Object.getOwnPropertyDescriptor(u, key)
+        if (own === undefined || !("value" in own) || typeof own.value !== kinds[i]) return full(u)
+        out[key] = own.value
       }
     } catch {
-      // A value whose reads throw (a getter, a revoked proxy): the Schema decoder says what that comes to.
+      // A value that cannot be looked at (a revoked proxy, a trap that throws): the Schema decoder says what that comes to.
       return full(u)
     }
     return Exit.succeed(out)
