@@ -36,11 +36,13 @@ export interface Options {
   /** How long a write waits for another process's lock (default 5 seconds). */
   readonly busyTimeout?: Duration.Input | undefined
   /**
-   * `"full"` (default): every commit is on disk before it returns.
+   * `"full"` (default): every commit is on disk before it returns (a
+   * `DurableSqlite` runner's claim stamps and heartbeats excepted: they go
+   * through a second connection of its own that does not flush, since
+   * losing them is harmless).
    * `"normal"`: commits are not flushed one by one; a process crash loses
    * nothing, a power loss or an operating-system crash may lose the last
-   * commits (the file stays consistent). About a third of a durable run's
-   * cost on SQLite is these flushes.
+   * commits (the file stays consistent).
    */
   readonly synchronous?: "full" | "normal" | undefined
 }
