@@ -2,7 +2,8 @@
  * The ensemble's budget-counted model: a call is taken from the budget when
  * it runs (so an effect run twice counts twice, and one never run counts
  * nothing), or, through the loop's `generateNow` or its whole streamed turn
- * (`streamedTurn`), when it is made.
+ * (`streamedTurn`), when it is made; so is a model made from it (a
+ * transparent Proxy, `Object.create`, a frozen one).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -81,4 +82,36 @@ describe("Budget.counted", () => {
       expect(outcome._tag).toBe("Pause")
       expect(budget.modelCalls).toBe(0)
     }))
+})
+
+describe("Budget.counted, and models made from it", () => {
+  it.effect("is a plain object with the model's three keys", () =>
+    Effect.gen(function*() {
+      const { counted } = yield* countedModel(5)
+      const shape = {
+        keys: Object.keys(counted),
+        plainProto: Object.getPrototypeOf(counted) === Object.prototype
+      }
+      expect(shape.keys).toEqual(["info", "generate", "stream"])
+      expect(shape.plainProto).toBe(true)
+    }))
+
+  for (const [name, derive] of [
+    ["a transparent proxy", (m: object) => new Proxy(m, {})],
+    ["an object inheriting from it", (m: object) => Object.create(m)],
+    ["a frozen one", (m: object) => Object.freeze(m)]
+  ] as const) {
+    it.effect(`${name}: generateNow takes the call when made, whole turn kept`, () =>
+      Effect.gen(function*() {
+        const { budget, counted } = yield* countedModel(5)
+        const derived = derive(counted) as ChatModel.ChatModel["Service"]
+        const call = generateNow(derived, request)
+        const taken = budget.modelCalls
+        yield* call
+        const turn = streamedTurn(derived) !== undefined
+        expect(budget.modelCalls).toBe(1)
+        expect(taken).toBe(1)
+        expect(turn).toBe(true)
+      }))
+  }
 })
