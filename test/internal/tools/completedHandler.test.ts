@@ -1,7 +1,7 @@
 /**
  * A handler (JavaScript, outside the types) that returns a hostile effect: a proxy, an object
- * made from an Exit's prototype. Each should fail its own call, the run going on (as a handler
- * that returns no Effect does), instead of escaping the run from the completed-effect fast path.
+ * made from an Exit's prototype. Each settles its own call (the run going on, as for a handler
+ * that returns no Effect) instead of escaping the run from the completed-effect fast path.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Schema } from "effect"
@@ -49,14 +49,14 @@ const hostile: Array<[string, () => unknown]> = [
     new Proxy(Exit.succeed("x"), { get: (t, k, r) => { if (k === "_tag") throw new Error("tag"); return Reflect.get(t, k, r) } })]
 ]
 
-describe("a handler returning a hostile effect fails its own call; the run goes on", () => {
+describe("a handler returning a hostile effect settles its own call (as a success or a failure); the run goes on", () => {
   for (const [name, made] of hostile) {
     for (const calls of [1, 2]) {
       it(`${name} (${calls} call(s))`, async () => {
         const out = await run(made, calls)
-        console.log(name, calls, JSON.stringify(out))
         expect(out.run).toBe("ok")
         expect(out.modelCalls).toBe(2)
+        expect(out.results).toHaveLength(calls)
       })
     }
   }

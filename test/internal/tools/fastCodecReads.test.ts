@@ -46,7 +46,6 @@ describe("fastDecoder at the chain level", () => {
       // decoder is the first reader
       Object.defineProperty(params, "text", { enumerable: false })
       const out = yield* runWith(params)
-      console.log("throws-once", JSON.stringify(out))
       // Schema alone: the read throws -> the call fails with a parameters failure
       expect(out).toMatchObject({ isFailure: true, origin: "parameters" })
     }))
@@ -60,7 +59,6 @@ describe("fastDecoder at the chain level", () => {
         get: () => (reads++ === 0 ? 42 : "late")
       })
       const out = yield* runWith(params)
-      console.log("number-then-string", JSON.stringify(out), "reads", reads)
       // Schema alone reads text once: 42 is not a string -> parameters failure
       expect(out).toMatchObject({ isFailure: true, origin: "parameters" })
     }))
@@ -74,7 +72,6 @@ describe("fastDecoder at the chain level", () => {
         get: () => (reads++ === 0 ? "a" : 7)
       })
       const out = yield* runWith(params)
-      console.log("string-then-number", JSON.stringify(out), "reads", reads)
       // Schema alone: text is "a" (fine), n is wrong: the message names n
       expect(out).toMatchObject({ isFailure: true, origin: "parameters" })
       expect(String((out as { encoded: unknown }).encoded)).toContain("[\"n\"]")
