@@ -82,7 +82,7 @@ import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 import { messageOf } from "../internal/describe.ts"
 import * as Errors from "./internal/errors.ts"
 import * as FromProvider from "./internal/fromProvider.ts"
-import { guarded } from "./internal/guarded.ts"
+import { convertedOrInvalid } from "./internal/convertedOrInvalid.ts"
 import * as OlderSpecs from "./internal/olderSpecs.ts"
 import { makePromptCache } from "./internal/promptCache.ts"
 import * as ToProvider from "./internal/toProvider.ts"
@@ -177,7 +177,7 @@ export type LanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4
  * @category utils
  * @since 0.1.0
  */
-export const toProviderPrompt: (prompt: Prompt.Prompt) => LanguageModelV4Prompt = guarded(
+export const toProviderPrompt: (prompt: Prompt.Prompt) => LanguageModelV4Prompt = convertedOrInvalid(
   "prompt",
   "must be an effect/ai Prompt (Prompt.make)",
   ToProvider.toProviderPrompt
@@ -202,7 +202,7 @@ export const toProviderPrompt: (prompt: Prompt.Prompt) => LanguageModelV4Prompt 
  * @category utils
  * @since 0.1.0
  */
-export const toProviderTools: (tools: ReadonlyArray<Tool.Any>) => ReadonlyArray<LanguageModelV4FunctionTool> = guarded(
+export const toProviderTools: (tools: ReadonlyArray<Tool.Any>) => ReadonlyArray<LanguageModelV4FunctionTool> = convertedOrInvalid(
   "tools",
   "must be a list of effect/ai tools (Tool.make)",
   (tools: ReadonlyArray<Tool.Any>) => ToProvider.toProviderTools(tools)
@@ -232,7 +232,7 @@ export const toProviderTools: (tools: ReadonlyArray<Tool.Any>) => ReadonlyArray<
  * @category constructors
  * @since 0.1.0
  */
-export const fromProviderContent: typeof FromProvider.fromProviderContent = guarded(
+export const fromProviderContent: typeof FromProvider.fromProviderContent = convertedOrInvalid(
   "content",
   "must be a provider's content parts with its finish reason and usage",
   FromProvider.fromProviderContent

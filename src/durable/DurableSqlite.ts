@@ -64,9 +64,10 @@ const splitsFlushes = (options: Options): boolean => {
 
 /**
  * The file's `SqlClient`, with the engine given an `UnflushedClient` of the
- * same file (see `makeWithUnflushed`, ./internal/sqliteConnection.ts): a runner's claim stamps
- * and heartbeats, one of each per recorded step, do not wait for the disk,
- * as on PostgreSQL. Both come from one build of `both`, so they share its lock.
+ * same file (`makeWithUnflushed`, ./internal/sqliteConnection.ts): a
+ * runner's claim stamps and heartbeats, one of each per recorded step, do
+ * not wait for the disk, as on PostgreSQL. Both come from one build of
+ * `both` (a layer is built once per build), so they share its lock.
  */
 const runnerOn = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> => {
   const both = Layer.effectContext(Effect.map(

@@ -234,7 +234,7 @@ export interface DecodeOptions<Tools extends Record<string, Tool.Any>> {
   readonly signingKey?: SigningKey | undefined
   /**
    * Honours approvals (`Approved` call states) in a document read without
-   * `signingKey`. Off by default: anyone who can write where an unsigned
+   * `signingKey`. Off by default: whoever can write where an unsigned
    * document is kept could have approved a call in it, so such a document is
    * refused. Set it only when nothing but your own service can write there.
    */
@@ -294,7 +294,6 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
   Effect.gen(function*() {
     const given = decodeOptions(options)
     if (typeof given === "string") return yield* decodeFailure(given)
-    const trust = given.trustUnsignedApprovals
     const envelope = yield* checkEnvelope(input).pipe(Effect.flatMap((document) => {
       const problem = signatureProblem(document, given.signingKey)
       return problem === undefined ? Effect.succeed(document) : Effect.fail(decodeFailure(problem))
@@ -321,7 +320,7 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     }
     const inconsistent = inconsistency(document, toolkit)
     if (inconsistent !== undefined) return yield* decodeFailure(`the document contradicts itself: ${inconsistent}`)
-    const ungranted = given.signingKey === undefined && trust !== true ? unsignedApproval(states) : undefined
+    const ungranted = given.signingKey === undefined && given.trustUnsignedApprovals !== true ? unsignedApproval(states) : undefined
     if (ungranted !== undefined) return yield* decodeFailure(ungranted)
     const stored = restoreResults(document)
     if (typeof stored === "string") return yield* decodeFailure(stored)

@@ -122,14 +122,14 @@ export const make = (options: Options) =>
  * @internal the file's client, and a second client of the same file whose
  * commits are not flushed one by one (`synchronous = NORMAL` on its own
  * connection), for the writes whose loss in an operating-system crash is
- * harmless (`UnflushedClient`, ./internal/unflushedClient.ts). The two take
- * turns under one lock: two connections of one thread must never wait for
- * each other's SQLite lock (the wait blocks the thread that would release
- * it). They share their transaction too: inside a transaction of either, a
+ * harmless (`UnflushedClient`, ./unflushedClient.ts). The two take turns
+ * under one lock: two connections of one thread must never wait for each
+ * other's SQLite lock (the wait blocks the thread that would release it).
+ * They share their transaction too: inside a transaction of either, a
  * statement of the other runs in it (the engine's own steps run some of the
  * unflushed writes inside a transactional tool's transaction), instead of
- * waiting for the lock that transaction holds. A flushed commit flushes the unflushed ones
- * before it (one journal, written in order).
+ * waiting for the lock that transaction holds. A flushed commit flushes the
+ * unflushed ones before it (one journal, written in order).
  */
 export const makeWithUnflushed = (options: Options) =>
   Effect.gen(function*() {

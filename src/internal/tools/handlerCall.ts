@@ -37,8 +37,8 @@ const noEffect = (made: unknown): string =>
  * holds, as a fresh Exit to settle now: it has nothing left to run, no
  * context to run in, no time to bound, nothing to cut short. `undefined`
  * for an effect still to run, and for one that cannot be read (a Proxy of
- * an Exit whose traps throw, from JavaScript): that one runs as any effect,
- * so what it throws is a defect of this call only.
+ * an Exit whose traps throw, from JavaScript): that one is run like every
+ * other effect, so what it throws is a defect of this call only.
  */
 export const completedNow = (direct: Effect.Effect<unknown, unknown>): Exit.Exit<unknown, unknown> | undefined => {
   try {

@@ -8,11 +8,11 @@ import { InvalidInput } from "../../LoopError.ts"
 import { thrownMessage } from "../../internal/errorText.ts"
 
 /**
- * @internal `convert` with anything it throws (other than a loopwork error)
+ * @internal `convert` with anything it throws (other than an `InvalidInput`)
  * turned into an `InvalidInput` for `field`: `rule` says what was expected,
  * the thrown message what went wrong
  */
-export const guarded = <A extends ReadonlyArray<unknown>, B>(
+export const convertedOrInvalid = <A extends ReadonlyArray<unknown>, B>(
   field: string,
   rule: string,
   convert: (...args: A) => B
