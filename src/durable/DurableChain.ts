@@ -272,8 +272,9 @@ export interface AnswerOptions {
  * that do not wait for approval in this execution fail with
  * `CallNotAwaiting`, edited arguments that do not match the tool with
  * `InvalidResumeValue`. The first answer to a call wins: answering it again
- * the same way is harmless, differently fails with `AlreadyAnswered`. A
- * call that waits again (`wait: 2` in `pending`: a repair function retried
+ * the same way is harmless, differently fails with `AlreadyAnswered`. The
+ * calls are claimed together, all or none, so two reviewers deciding the
+ * same calls at once never split them. A call that waits again (`wait: 2` in `pending`: a repair function retried
  * it with new arguments) is answered only by an answer that names that wait
  * (`options.waits`); one that does not fails with `WaitChanged`. The
  * execution resumes on a runner once its calls are answered.

@@ -76,6 +76,46 @@ export interface WaitingCall extends Schema.Schema.Type<typeof WaitingCall> {}
 export type Claim = "answered" | "taken" | "unknown"
 
 /**
+ * One answer to claim with {@link WaitingCalls}' `claimAll`: the call, its
+ * answer (a JSON text) and the wait of the call it is for (1 for the first).
+ *
+ * @example
+ * ```ts
+ * import type { WaitingCalls } from "loopwork/durable"
+ *
+ * const approve: WaitingCalls.ClaimRequest = { callId: "call_1", answer: '{"_tag":"Approve"}', wait: 1 }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ClaimRequest {
+  readonly callId: string
+  readonly answer: string
+  readonly wait: number
+}
+
+/**
+ * What claiming several answers at once found: `undefined` when every one
+ * was claimed, or the first (in call id order) that could not be, and why;
+ * then none of them was written.
+ *
+ * @example
+ * ```ts
+ * import type { WaitingCalls } from "loopwork/durable"
+ *
+ * const refused: WaitingCalls.Refused = { callId: "call_1", claim: "taken" }
+ * ```
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Refused {
+  readonly callId: string
+  readonly claim: Exclude<Claim, "answered">
+}
+
+/**
  * The store of waiting calls.
  *
  * @example
@@ -114,6 +154,18 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
     wait: number,
     kind: WaitingCall["kind"]
   ) => Effect.Effect<Claim, SqlError>
+  /**
+   * Claims the waits of `kind` of several calls of `executionId`, all or
+   * none: when one cannot be claimed (`taken` or `unknown`, as `claim`
+   * says), none is written and the first such one (in call id order) is
+   * returned. One human's decision on several calls is then never split
+   * with another's made at the same moment.
+   */
+  readonly claimAll: (
+    executionId: string,
+    kind: WaitingCall["kind"],
+    claims: ReadonlyArray<ClaimRequest>
+  ) => Effect.Effect<Refused | undefined, SqlError>
   /** Records that `executionId` is asked to stop (once: asking again changes nothing). */
   readonly requestStop: (executionId: string) => Effect.Effect<void, SqlError>
   /** Whether `executionId` was asked to stop. */
@@ -124,6 +176,10 @@ interface Row {
   readonly call: WaitingCall
   answer: string | undefined
 }
+
+/** The claims sorted by call id (code unit order). */
+const inCallIdOrder = (claims: ReadonlyArray<ClaimRequest>): ReadonlyArray<ClaimRequest> =>
+  [...claims].sort((a, b) => a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0)
 
 /**
  * Waiting calls in this process's memory: for tests and the memory engine.
@@ -174,6 +230,23 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
         if (waitOf(row.call) !== wait || row.call.kind !== kind) return "taken"
         if (row.answer === undefined) row.answer = answer
         return row.answer === answer ? "answered" : "taken"
+      }),
+    claimAll: (executionId, kind, claims) =>
+      Effect.sync((): Refused | undefined => {
+        const rows = rowsOf(executionId)
+        // Checked first, written only when every one can be.
+        const planned = new Map<Row, string>()
+        for (const { callId, answer, wait } of inCallIdOrder(claims)) {
+          const row = rows.get(callId)
+          if (row === undefined) return { callId, claim: "unknown" }
+          const current = row.answer ?? planned.get(row)
+          if (waitOf(row.call) !== wait || row.call.kind !== kind || (current !== undefined && current !== answer)) {
+            return { callId, claim: "taken" }
+          }
+          planned.set(row, answer)
+        }
+        for (const [row, answer] of planned) row.answer = answer
+        return undefined
       }),
     requestStop: (executionId) => Effect.sync(() => void stops.add(executionId)),
     stopRequested: (executionId) => Effect.sync(() => stops.has(executionId))
@@ -264,6 +337,24 @@ const addWaitColumn = (sql: SqlClient) => {
   return Effect.flatMap(present, (yes) => yes ? Effect.void : Effect.catch(Effect.asVoid(add), recheck))
 }
 
+/**
+ * Claims one call's wait in a transaction the caller opens: the answer is
+ * written only to the wait given, and only if it has none; then what the row
+ * holds says whether this answer is the call's.
+ */
+const claimRow = (sql: SqlClient, executionId: string, kind: WaitingCall["kind"], { answer, callId, wait }: ClaimRequest) =>
+  Effect.gen(function*() {
+    yield* sql`UPDATE loopwork_waiting_calls SET answer = ${answer}
+      WHERE execution_id = ${executionId} AND call_id = ${callId} AND wait = ${wait} AND kind = ${kind} AND answer IS NULL`
+    const rows = yield* sql<{ answer: string | null; wait: unknown; kind: string }>`SELECT answer, wait, kind FROM loopwork_waiting_calls
+      WHERE execution_id = ${executionId} AND call_id = ${callId}`
+    if (rows.length === 0) return "unknown" as const
+    const row = rows[0]
+    return Number(row.wait) === wait && row.kind === kind && row.answer === answer ? "answered" as const : "taken" as const
+  })
+
+const isRefused = (error: Refused | SqlError): error is Refused => !("_tag" in error)
+
 /** Stop requests, in the same table. */
 const stopsIn = (sql: SqlClient): Pick<WaitingCalls["Service"], "requestStop" | "stopRequested"> => ({
   // A stop request is a row of its own kind, under the empty call id (no call has it).
@@ -331,16 +422,15 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
             WHERE execution_id = ${executionId} AND call_id = ${callId}`,
           (rows) => rows.length === 0 ? null : typeof rows[0].answer === "string" ? rows[0].answer : undefined
         ),
-      claim: (executionId, callId, answer, wait, kind) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`UPDATE loopwork_waiting_calls SET answer = ${answer}
-            WHERE execution_id = ${executionId} AND call_id = ${callId} AND wait = ${wait} AND kind = ${kind} AND answer IS NULL`
-          const rows = yield* sql<{ answer: string | null; wait: unknown; kind: string }>`SELECT answer, wait, kind FROM loopwork_waiting_calls
-            WHERE execution_id = ${executionId} AND call_id = ${callId}`
-          if (rows.length === 0) return "unknown" as const
-          const row = rows[0]
-          return Number(row.wait) === wait && row.kind === kind && row.answer === answer ? "answered" as const : "taken" as const
-        })),
+      claim: (executionId, callId, answer, wait, kind) => sql.withTransaction(claimRow(sql, executionId, kind, { callId, answer, wait })),
+      claimAll: (executionId, kind, claims) => {
+        // In one order in every process, so two transactions claiming the same calls never wait on each other.
+        const all = Effect.forEach(inCallIdOrder(claims), (request) =>
+          Effect.flatMap(claimRow(sql, executionId, kind, request), (claim) =>
+            claim === "answered" ? Effect.void : Effect.fail<Refused>({ callId: request.callId, claim })), { discard: true })
+        // A refusal fails the transaction, which undoes the claims made before it.
+        return Effect.catch(Effect.as(sql.withTransaction(all), undefined), (error) => isRefused(error) ? Effect.succeed(error) : Effect.fail(error))
+      },
       ...stopsIn(sql)
     }
   })

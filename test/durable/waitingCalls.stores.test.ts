@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Deferred, Effect, Fiber, Layer, Redacted } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient, WaitingCalls } from "../../src/durable/index.ts"
@@ -62,6 +62,35 @@ const contract = Effect.gen(function*() {
   expect(yield* store.answerOf("E", "t1")).toBe("receipt")
 })
 
+/** Several answers claimed together: all or none, also for hostile call ids. */
+const claimAllContract = Effect.gen(function*() {
+  const store = yield* WaitingCalls.WaitingCalls
+  const ids = ["c1", "__proto__", "constructor", "hasOwnProperty"]
+  for (const callId of ids) yield* store.post("A", { ...refund(1), callId })
+  yield* store.post("A", { callId: "r1", kind: "result", tool: "measure", params: {} })
+  const all = (answer: string, wait = 1) => ids.map((callId) => ({ callId, answer, wait }))
+  const answers = Effect.forEach(ids, (callId) => store.answerOf("A", callId))
+  // One unknown call, one of another kind, one for a wait the call is not at: nothing is written.
+  expect(yield* store.claimAll("A", "approval", [...all("yes"), { callId: "c9", answer: "yes", wait: 1 }])).toEqual({ callId: "c9", claim: "unknown" })
+  expect(yield* store.claimAll("A", "approval", [...all("yes"), { callId: "r1", answer: "yes", wait: 1 }])).toEqual({ callId: "r1", claim: "taken" })
+  expect(yield* store.claimAll("A", "approval", all("yes", 2))).toEqual({ callId: "__proto__", claim: "taken" })
+  // The same call twice with two answers is refused whole; with the same answer twice it is one claim.
+  expect(yield* store.claimAll("A", "approval", [...all("yes"), { callId: "constructor", answer: "no", wait: 1 }])).toEqual({ callId: "constructor", claim: "taken" })
+  expect(yield* answers).toEqual(ids.map(() => undefined))
+  expect(yield* store.list("A")).toHaveLength(5)
+  // One call answered first by another: the rest stay unanswered.
+  expect(yield* store.claim("A", "hasOwnProperty", "no", 1, "approval")).toBe("answered")
+  expect(yield* store.claimAll("A", "approval", all("yes"))).toEqual({ callId: "hasOwnProperty", claim: "taken" })
+  expect(yield* answers).toEqual([undefined, undefined, undefined, "no"])
+  // Claimed together, then the same answers again (a retry) are still the calls'.
+  const rest = all("yes").filter((claim) => claim.callId !== "hasOwnProperty")
+  expect(yield* store.claimAll("A", "approval", [...rest, ...rest])).toBeUndefined()
+  expect(yield* answers).toEqual(["yes", "yes", "yes", "no"])
+  expect(yield* store.claimAll("A", "approval", rest)).toBeUndefined()
+  expect(yield* store.claimAll("A", "approval", [])).toBeUndefined()
+  expect(yield* store.list("A")).toEqual([{ callId: "r1", kind: "result", tool: "measure", params: {} }])
+})
+
 /** The table as a version before numbered waits made it, with a waiting call in it. */
 const oldTable = Effect.gen(function*() {
   const sql = yield* SqlClient
@@ -103,6 +132,29 @@ describe("waiting-call stores and numbered waits", () => {
   it.effect("memory", () => Effect.provide(contract, WaitingCalls.layerMemory))
   it.effect("SQLite", () => sqlite(Effect.provide(contract, WaitingCalls.layerSql)))
   it.effect("PostgreSQL", () => postgres(Effect.provide(contract, WaitingCalls.layerSql)), 30_000)
+  it.effect("memory: answers claimed together, all or none", () => Effect.provide(claimAllContract, WaitingCalls.layerMemory))
+  it.effect("SQLite: answers claimed together, all or none", () => sqlite(Effect.provide(claimAllContract, WaitingCalls.layerSql)))
+  it.effect("PostgreSQL: answers claimed together, all or none", () => postgres(Effect.provide(claimAllContract, WaitingCalls.layerSql)), 30_000)
+  it.effect("PostgreSQL: two processes claiming the same calls at once, in opposite orders: one takes all, the other none", () =>
+    Effect.gen(function*() {
+      const url = yield* Effect.promise(database)
+      const client = () => Layer.build(Layer.provide(WaitingCalls.layerSql, PgClient.layer({ url: Redacted.make(url) })))
+      const [one, two] = [yield* client(), yield* client()]
+      const ids = ["a", "b", "c", "d", "e", "f"]
+      for (let round = 0; round < 10; round++) {
+        const key = `Race${round}`
+        const store = Context.get(one, WaitingCalls.WaitingCalls)
+        for (const callId of ids) yield* store.post(key, { ...refund(1), callId })
+        const claims = (answer: string) => ids.map((callId) => ({ callId, answer, wait: 1 }))
+        const results = yield* Effect.all([
+          store.claimAll(key, "approval", claims("one")),
+          Context.get(two, WaitingCalls.WaitingCalls).claimAll(key, "approval", claims("two").reverse())
+        ], { concurrency: 2 })
+        expect(results.filter((result) => result === undefined)).toHaveLength(1)
+        const answers = new Set(yield* Effect.forEach(ids, (callId) => store.answerOf(key, callId)))
+        expect(answers.size).toBe(1)
+      }
+    }).pipe(Effect.scoped), 60_000)
   it.effect("SQLite: a table made before waits were numbered gains the column, opened by 3 at once", () => sqlite(migrated(3)))
   it.effect("PostgreSQL: a table made before waits were numbered gains the column, opened by 3 at once", () => postgres(migrated(3)), 30_000)
 

@@ -1,9 +1,9 @@
 /**
  * Answering calls a durable execution waits on, from outside it: the
  * answers are checked against what waits (the `WaitingCalls` store) and
- * against the tools before anything is written; each call is then claimed
- * (the first answer wins) and its durable deferred completed, which wakes
- * the execution.
+ * against the tools before anything is written; the calls are then claimed
+ * together, all or none (the first answer wins), and their durable deferreds
+ * completed, which wakes the execution.
  *
  * @internal
  */
@@ -151,12 +151,13 @@ export const answer = <A>(
         (issue) => new InvalidResumeValue({ what, callId: id, tool, issue })
       )
     }
+    // All or none: a decision on several calls is never split with another one made at the same moment.
+    const refused = yield* store.claimAll(key, answers.kind, entries.map(([id, value]) => ({ callId: id, answer: canonical(value), wait: waitFor(id) })))
+    if (refused?.claim === "taken") return yield* taken(store, key, executionId, refused.callId, waitFor(refused.callId), answers.kind)
+    if (refused !== undefined) return yield* new CallNotAwaiting({ ids: [refused.callId], awaiting: answers.kind, waiting: [] })
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
     for (const [id, value] of entries) {
       const wait = waitFor(id)
-      const claim = yield* store.claim(key, id, canonical(value), wait, answers.kind)
-      if (claim === "taken") return yield* taken(store, key, executionId, id, wait, answers.kind)
-      if (claim === "unknown") return yield* new CallNotAwaiting({ ids: [id], awaiting: answers.kind, waiting: [] })
       const deferred = answers.deferred(id, wait)
       yield* engine.deferredDone(deferred, {
         workflowName: workflow._tag,
