@@ -274,7 +274,10 @@ export interface AnswerOptions {
  * `InvalidResumeValue`. The first answer to a call wins: answering it again
  * the same way is harmless, differently fails with `AlreadyAnswered`. The
  * calls are claimed together, all or none, so two reviewers deciding the
- * same calls at once never split them. A call that waits again (`wait: 2` in `pending`: a repair function retried
+ * same calls at once never split them. Each answer is read once into a
+ * copy, and that copy is what is checked, stored and run. A decision
+ * recorded whose run could not be woken fails with `NotDelivered`: send it
+ * again (or stop the run). A call that waits again (`wait: 2` in `pending`: a repair function retried
  * it with new arguments) is answered only by an answer that names that wait
  * (`options.waits`); one that does not fails with `WaitChanged`. The
  * execution resumes on a runner once its calls are answered.
@@ -329,8 +332,10 @@ export const supply = (
  * while no runner is alive. A running execution stops before its next model
  * call; one that waits for approvals or external results stops at once (its
  * waiting calls are answered as stopped, so a later `decide` for them fails
- * with `AlreadyAnswered`). It ends `Paused` with reason `StopRequested` and
- * the chain as it was, which `Chain.decode` can resume outside the engine
+ * with `AlreadyAnswered`; calls whose answers were recorded but never
+ * reached the run, as when a `decide` failed with `NotDelivered`, are woken
+ * with those answers, which then apply). It ends `Paused` with reason
+ * `StopRequested` and the chain as it was, which `Chain.decode` can resume outside the engine
  * (with `trustUnsignedApprovals: true` when calls were approved before the
  * stop: the document comes unsigned from your store). Asking twice, or after the run ended, changes nothing.
  *

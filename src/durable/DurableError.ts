@@ -89,8 +89,36 @@ export class NotDurableChain extends Schema.TaggedError<NotDurableChain>()("NotD
 }
 
 /**
- * Why `DurableChain.decide` or `DurableChain.supply` refused an answer;
- * nothing was written.
+ * The answers are recorded — they are the calls' answers now, and a
+ * different one is refused — but the engine could not be told to wake the
+ * run (`why`: its store failed). Send the same answers again, or stop the
+ * execution; either wakes it.
+ *
+ * @example
+ * ```ts
+ * import { DurableError } from "loopwork/durable"
+ *
+ * new DurableError.NotDelivered({ executionId: "e1", callIds: ["call_1"], why: "database is locked" }).message
+ * ```
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotDelivered extends Schema.TaggedError<NotDelivered>()("NotDelivered", {
+  executionId: Schema.String,
+  callIds: Schema.Array(Schema.String),
+  why: Schema.String
+}) {
+  override get message(): string {
+    return `The answers to ${this.callIds.map((id) => `'${id}'`).join(", ")} of execution '${this.executionId}' are recorded, ` +
+      `but the run could not be woken (${this.why}): send the same answers again, or stop the execution; a different answer is refused`
+  }
+}
+
+/**
+ * Why `DurableChain.decide` or `DurableChain.supply` failed: every one but
+ * `NotDelivered` (and a `SqlError`) refused the answers with nothing
+ * written.
  *
  * @example
  * ```ts
@@ -102,4 +130,12 @@ export class NotDurableChain extends Schema.TaggedError<NotDurableChain>()("NotD
  * @category errors
  * @since 0.1.0
  */
-export type AnswerError = NotDurableChain | InvalidInput | CallNotAwaiting | InvalidResumeValue | AlreadyAnswered | WaitChanged | SqlError
+export type AnswerError =
+  | NotDurableChain
+  | InvalidInput
+  | CallNotAwaiting
+  | InvalidResumeValue
+  | AlreadyAnswered
+  | WaitChanged
+  | NotDelivered
+  | SqlError

@@ -25,6 +25,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { inCallIdOrder, isList } from "./internal/claimRequests.ts"
 import { waitOf } from "./internal/waitNumber.ts"
 
 /**
@@ -159,7 +160,8 @@ export class WaitingCalls extends Context.Service<WaitingCalls, {
    * none: when one cannot be claimed (`taken` or `unknown`, as `claim`
    * says), none is written and the first such one (in call id order) is
    * returned. One human's decision on several calls is then never split
-   * with another's made at the same moment.
+   * with another's made at the same moment. A request that is not a call
+   * id, an answer text and a wait number is refused as `unknown`.
    */
   readonly claimAll: (
     executionId: string,
@@ -176,10 +178,6 @@ interface Row {
   readonly call: WaitingCall
   answer: string | undefined
 }
-
-/** The claims sorted by call id (code unit order). */
-const inCallIdOrder = (claims: ReadonlyArray<ClaimRequest>): ReadonlyArray<ClaimRequest> =>
-  [...claims].sort((a, b) => a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0)
 
 /**
  * Waiting calls in this process's memory: for tests and the memory engine.
@@ -226,7 +224,7 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
     claim: (executionId, callId, answer, wait, kind) =>
       Effect.sync((): Claim => {
         const row = rowsOf(executionId).get(callId)
-        if (row === undefined) return "unknown"
+        if (row === undefined || typeof answer !== "string") return "unknown"
         if (waitOf(row.call) !== wait || row.call.kind !== kind) return "taken"
         if (row.answer === undefined) row.answer = answer
         return row.answer === answer ? "answered" : "taken"
@@ -234,9 +232,11 @@ export const layerMemory: Layer.Layer<WaitingCalls> = Layer.sync(WaitingCalls, (
     claimAll: (executionId, kind, claims) =>
       Effect.sync((): Refused | undefined => {
         const rows = rowsOf(executionId)
+        const requests = inCallIdOrder(claims)
+        if (!isList(requests)) return requests
         // Checked first, written only when every one can be.
         const planned = new Map<Row, string>()
-        for (const { callId, answer, wait } of inCallIdOrder(claims)) {
+        for (const { callId, answer, wait } of requests) {
           const row = rows.get(callId)
           if (row === undefined) return { callId, claim: "unknown" }
           const current = row.answer ?? planned.get(row)
@@ -423,14 +423,17 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
           (rows) => rows.length === 0 ? null : typeof rows[0].answer === "string" ? rows[0].answer : undefined
         ),
       claim: (executionId, callId, answer, wait, kind) => sql.withTransaction(claimRow(sql, executionId, kind, { callId, answer, wait })),
-      claimAll: (executionId, kind, claims) => {
-        // In one order in every process, so two transactions claiming the same calls never wait on each other.
-        const all = Effect.forEach(inCallIdOrder(claims), (request) =>
-          Effect.flatMap(claimRow(sql, executionId, kind, request), (claim) =>
-            claim === "answered" ? Effect.void : Effect.fail<Refused>({ callId: request.callId, claim })), { discard: true })
-        // A refusal fails the transaction, which undoes the claims made before it.
-        return Effect.catch(Effect.as(sql.withTransaction(all), undefined), (error) => isRefused(error) ? Effect.succeed(error) : Effect.fail(error))
-      },
+      claimAll: (executionId, kind, claims) =>
+        Effect.suspend(() => {
+          // In one order in every process, so two transactions claiming the same calls never wait on each other.
+          const requests = inCallIdOrder(claims)
+          if (!isList(requests)) return Effect.succeed(requests)
+          const all = Effect.forEach(requests, (request) =>
+            Effect.flatMap(claimRow(sql, executionId, kind, request), (claim) =>
+              claim === "answered" ? Effect.void : Effect.fail<Refused>({ callId: request.callId, claim })), { discard: true })
+          // A refusal fails the transaction, which undoes the claims made before it.
+          return Effect.catch(Effect.as(sql.withTransaction(all), undefined), (error) => isRefused(error) ? Effect.succeed(error) : Effect.fail(error))
+        }),
       ...stopsIn(sql)
     }
   })

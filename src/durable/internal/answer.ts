@@ -13,10 +13,11 @@ import { WorkflowEngine } from "effect/workflow"
 import { isCallId, maxIdLength } from "../../internal/arrival.ts"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
+import { thrownMessage } from "../../internal/errorText.ts"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
-import { AlreadyAnswered, type AnswerError, NotDurableChain, WaitChanged } from "../DurableError.ts"
+import { AlreadyAnswered, type AnswerError, NotDelivered, NotDurableChain, WaitChanged } from "../DurableError.ts"
 import { type WaitingCall, WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
 import { configOf } from "./config.ts"
@@ -37,23 +38,40 @@ export interface Answers<A> {
 const maxAnswers = 1_000
 
 
-const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<ReadonlyArray<readonly [string, A]>, InvalidInput> => {
+/** An answer as it was read once: decoded from a plain copy, and the JSON text stored for it. */
+type Entry<A> = readonly [id: string, answer: A]
+
+/**
+ * The answers, each read once into a plain copy (its JSON text parsed
+ * back) and decoded from that: what is checked, stored and handed to the
+ * run is that copy, so a getter or a later change of the caller's object
+ * cannot change the answer after it was checked. Input that cannot be read
+ * (a getter that throws, a Proxy listing a key twice) is `InvalidInput`.
+ */
+const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<ReadonlyArray<Entry<A>>, InvalidInput> => {
   const invalid = (rule: string): Effect.Effect<never, InvalidInput> => Effect.fail(new InvalidInput({ field: answers.field, rule, value: input }))
   if (typeof input !== "object" || input === null || Array.isArray(input)) return invalid("must be a record of call ids to answers")
-  const entries = Object.entries(input)
-  if (entries.length > maxAnswers) return invalid(`must answer at most ${maxAnswers} calls at once`)
+  const copies: Array<readonly [string, unknown]> = []
+  try {
+    const entries = Object.entries(input)
+    if (entries.length > maxAnswers) return invalid(`must answer at most ${maxAnswers} calls at once`)
+    for (const [id, value] of entries) {
+      // Call ids are as Arrival keeps them (a store would change other characters); an answer must be
+      // storable before it is compared or written.
+      if (!isCallId(id)) return invalid(`call ids are 1 to ${maxIdLength} printable ASCII characters`)
+      const problem = JsonBounds.check(value, JsonBounds.storedLimits)
+      if (problem !== undefined) return invalid(`the answer for '${id}' cannot be stored: ${JsonBounds.describe(problem)}`)
+      copies.push([id, JSON.parse(canonical(value))])
+    }
+  } catch (error) {
+    return invalid(`must be readable: reading it threw (${thrownMessage(error)})`)
+  }
   const decode = Schema.decodeUnknownEffect(answers.schema)
-  return Effect.forEach(entries, ([id, value]) => {
-    // Call ids are as Arrival keeps them (a store would change other characters); an answer must be
-    // storable before it is compared or written.
-    if (!isCallId(id)) return invalid(`call ids are 1 to ${maxIdLength} printable ASCII characters`)
-    const problem = JsonBounds.check(value, JsonBounds.storedLimits)
-    if (problem !== undefined) return invalid(`the answer for '${id}' cannot be stored: ${JsonBounds.describe(problem)}`)
-    return Effect.mapError(
-      Effect.map(decode(value, { onExcessProperty: "error" }), (decoded) => [id, decoded] as const),
+  return Effect.forEach(copies, ([id, value]) =>
+    Effect.mapError(
+      Effect.map(decode(value, { onExcessProperty: "error" }), (decoded): Entry<A> => [id, decoded]),
       (error) => new InvalidInput({ field: answers.field, rule: `the answer for '${id}' is invalid (${error.message})`, value })
-    )
-  })
+    ))
 }
 
 /**
@@ -64,12 +82,18 @@ const waitsOf = (options: unknown, field: string, answered: ReadonlySet<string>)
   const invalid = (rule: string, value: unknown) => Effect.fail(new InvalidInput({ field, rule, value }))
   if (options === undefined) return Effect.succeed(noWaits)
   if (typeof options !== "object" || options === null || Array.isArray(options)) return invalid("options must be an object", options)
-  const waits: unknown = Object.hasOwn(options, "waits") ? (options as { readonly waits: unknown }).waits : undefined
-  if (waits === undefined) return Effect.succeed(noWaits)
-  if (typeof waits !== "object" || waits === null || Array.isArray(waits)) {
-    return invalid("options.waits must be a record of call ids to wait numbers (the `wait` pending shows)", waits)
+  let waits: unknown
+  let entries: ReadonlyArray<readonly [string, unknown]>
+  try {
+    waits = Object.hasOwn(options, "waits") ? (options as { readonly waits: unknown }).waits : undefined
+    if (waits === undefined) return Effect.succeed(noWaits)
+    if (typeof waits !== "object" || waits === null || Array.isArray(waits)) {
+      return invalid("options.waits must be a record of call ids to wait numbers (the `wait` pending shows)", waits)
+    }
+    entries = Object.entries(waits)
+  } catch (error) {
+    return invalid(`options must be readable: reading them threw (${thrownMessage(error)})`, options)
   }
-  const entries = Object.entries(waits)
   if (entries.length > maxAnswers) return invalid(`options.waits must name at most ${maxAnswers} calls`, waits)
   for (const [id, n] of entries) {
     if (!isCallId(id) || typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) {
@@ -156,16 +180,13 @@ export const answer = <A>(
     if (refused?.claim === "taken") return yield* taken(store, key, executionId, refused.callId, waitFor(refused.callId), answers.kind)
     if (refused !== undefined) return yield* new CallNotAwaiting({ ids: [refused.callId], awaiting: answers.kind, waiting: [] })
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
-    for (const [id, value] of entries) {
-      const wait = waitFor(id)
-      const deferred = answers.deferred(id, wait)
-      yield* engine.deferredDone(deferred, {
-        workflowName: workflow._tag,
-        executionId,
-        deferredName: deferred.name,
-        exit: Exit.succeed(value)
-      })
-    }
+    const wake = Effect.forEach(entries, ([id, value]) => {
+      const deferred = answers.deferred(id, waitFor(id))
+      return engine.deferredDone(deferred, { workflowName: workflow._tag, executionId, deferredName: deferred.name, exit: Exit.succeed(value) })
+    }, { discard: true })
+    // The engine dies when its store fails: the answers are recorded all the same, and sent again they wake the run.
+    yield* Effect.catchDefect(wake, (defect) =>
+      Effect.fail(new NotDelivered({ executionId, callIds: entries.map(([id]) => id), why: thrownMessage(defect) })))
   })
 
 /**

@@ -2,14 +2,15 @@
  * Asking a durable execution to stop, from outside it: the request is
  * recorded in the `WaitingCalls` store, where the execution's next model
  * call reads it (and records that it did, so a replay stops at the same
- * step); every call it waits on is answered with `Stopped`, which ends a
- * waiting execution at once. Either way the run ends `Paused` with
+ * step); every call it waits on that has no answer yet is answered with
+ * `Stopped`, which ends a waiting execution at once, and every call is
+ * woken with its answer (sent again: the engine keeps the first). Either way the run ends `Paused` with
  * `StopRequested` and the chain as it was.
  *
  * @internal
  */
-import { Effect, Exit } from "effect"
-import type { Workflow } from "effect/workflow"
+import { Effect, Exit, Option, Schema } from "effect"
+import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
@@ -33,18 +34,38 @@ export const stop = (
     const store = yield* Effect.service(WaitingCalls)
     yield* store.requestStop(key)
     const engine = yield* Effect.service(WorkflowEngine.WorkflowEngine)
-    // Every call posted: one answered first keeps its answer ("taken"); one already stopped is woken
-    // again, which completes what a process lost between the claim and the wake left undone.
+    // Every call posted is answered as stopped, unless another answer came first; then it is woken with
+    // whatever it holds. That also completes what a process lost between a claim and its wake (a stop's
+    // or a decision's): a call whose answer never reached the run would hold it waiting forever.
     for (const call of yield* store.posted(key)) {
       const wait = waitOf(call)
-      if ((yield* store.claim(key, call.callId, canonical(marker), wait, call.kind)) !== "answered") continue
-      const done = { workflowName: workflow._tag, executionId, exit: Exit.succeed(marker) }
-      if (call.kind === "approval") {
-        const deferred = approvalOf(call.callId, wait)
-        yield* engine.deferredDone(deferred, { ...done, deferredName: deferred.name })
-      } else {
-        const deferred = resultOf(call.callId, wait)
-        yield* engine.deferredDone(deferred, { ...done, deferredName: deferred.name })
-      }
+      if ((yield* store.claim(key, call.callId, canonical(marker), wait, call.kind)) === "unknown") continue
+      const stored = yield* store.answerOf(key, call.callId)
+      if (typeof stored !== "string") continue
+      const done = { workflowName: workflow._tag, executionId }
+      yield* call.kind === "approval" ? wake(engine, approvalOf(call.callId, wait), stored, done) : wake(engine, resultOf(call.callId, wait), stored, done)
     }
   })
+
+/**
+ * Completes `deferred` with the answer stored for it (a JSON text the
+ * store holds, decoded by the deferred's schema); an answer that does not
+ * decode (an edited row) is not sent.
+ */
+const wake = <A>(
+  engine: WorkflowEngine.WorkflowEngine["Service"],
+  deferred: DurableDeferred.DurableDeferred<Schema.Codec<A, unknown>>,
+  stored: string,
+  done: { readonly workflowName: string; readonly executionId: string }
+): Effect.Effect<void> => {
+  const value = Schema.decodeUnknownOption(deferred.successSchema)(parsed(stored))
+  return Option.isNone(value) ? Effect.void : engine.deferredDone(deferred, { ...done, deferredName: deferred.name, exit: Exit.succeed(value.value) })
+}
+
+const parsed = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
