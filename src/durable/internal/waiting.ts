@@ -81,16 +81,37 @@ const post = (name: string, key: string, call: ToolCall, kind: "approval" | "res
 
 /**
  * The check of the answers to the calls posted together, once they are all
- * in, as a step: what it found is recorded, so a replay neither reads the
- * store again nor depends on it (rows a later wait replaced, a store that
- * fails for a moment).
+ * in, as a step: the calls are the ones posted, and each answer is the one
+ * recorded for its wait (an answer that reached the run some other way
+ * than `decide`, `supply` or `stop` — through the engine directly — is not
+ * a human's recorded decision). What it found is recorded, so a replay
+ * neither reads the store again nor depends on it (rows a later wait
+ * replaced, a store that fails for a moment).
  */
-const check = (name: string, key: string, calls: ReadonlyArray<ToolCall>, waits: ReadonlyMap<string, number>) =>
+const check = (
+  name: string,
+  key: string,
+  kind: "approval" | "result",
+  calls: ReadonlyArray<ToolCall>,
+  waits: ReadonlyMap<string, number>,
+  answers: ReadonlyMap<string, unknown>
+) =>
   Activity.make({
     name,
     success: Schema.NullOr(Schema.String),
     execute: Effect.flatMap(Effect.service(WaitingCalls), (store) =>
-      Effect.map(Effect.orDie(Effect.retry(store.posted(key), retried)), (posted) => unlikePosted(calls, waits, posted) ?? null))
+      Effect.gen(function*() {
+        const posted = yield* Effect.orDie(Effect.retry(store.posted(key), retried))
+        const unlike = unlikePosted(calls, waits, posted)
+        if (unlike !== undefined) return unlike
+        for (const row of posted) {
+          const answer = answers.get(row.callId)
+          if (answer === undefined || row.kind !== kind || waitOf(row) !== waits.get(row.callId)) continue
+          const recorded = yield* Effect.orDie(Effect.retry(store.answerOf(key, row.callId), retried))
+          if (recorded !== canonical(answer)) return `the answer the run received for call '${row.callId}' is not the one recorded for it`
+        }
+        return null
+      }))
   })
 
 /** @internal what a wait on calls ended with */
@@ -157,6 +178,6 @@ export const answersTo = <A extends object>(
     }
     // Checked once the answers are in, so a change while the run waited shows; recorded, so a replay
     // reads nothing.
-    const why = yield* readable(check(checked, key, calls, waits))
+    const why = yield* readable(check(checked, key, kind, calls, waits, answers))
     return why === null ? { _tag: "Answered", answers } : { _tag: "Corrupt", why }
   })
