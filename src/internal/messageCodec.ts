@@ -14,30 +14,49 @@
 import { Effect, Schema } from "effect"
 import { Prompt } from "effect/ai"
 
-const partOrder: ReadonlyMap<string, ReadonlyArray<string>> = new Map([
-  ["text", ["options", "type", "text"]],
-  ["reasoning", ["options", "type", "text"]],
-  ["tool-call", ["options", "type", "id", "name", "params", "providerExecuted"]],
-  ["tool-result", ["options", "type", "id", "name", "isFailure", "result", "providerExecuted"]]
+/**
+ * A known shape: its fields copied in the Schema's order (an object literal
+ * written in that order, read field by field), and how many there are.
+ */
+interface Shape {
+  readonly fields: number
+  readonly copy: (value: Readonly<Record<string, unknown>>) => Record<string, unknown>
+}
+
+const partShapes: ReadonlyMap<string, Shape> = new Map<string, Shape>([
+  ["text", { fields: 3, copy: (p) => ({ options: p.options, type: p.type, text: p.text }) }],
+  ["reasoning", { fields: 3, copy: (p) => ({ options: p.options, type: p.type, text: p.text }) }],
+  ["tool-call", {
+    fields: 6,
+    copy: (p) => ({ options: p.options, type: p.type, id: p.id, name: p.name, params: p.params, providerExecuted: p.providerExecuted })
+  }],
+  ["tool-result", {
+    fields: 7,
+    copy: (p) => ({
+      options: p.options,
+      type: p.type,
+      id: p.id,
+      name: p.name,
+      isFailure: p.isFailure,
+      result: p.result,
+      providerExecuted: p.providerExecuted
+    })
+  }]
 ])
-const messageOrder: ReadonlyArray<string> = ["options", "role", "content"]
+const messageShape: Shape = { fields: 3, copy: (m) => ({ options: m.options, role: m.role, content: m.content }) }
 const partMarker = "~effect/ai/Prompt/Part"
 const messageMarker = "~effect/ai/Prompt/Message"
 
-/** `value`'s fields in `order`, if it has exactly those (all defined) besides `marker`. */
-const plainCopy = (value: object, order: ReadonlyArray<string>, marker: string): Record<string, unknown> | undefined => {
-  const out: Record<string, unknown> = {}
-  for (const key of order) {
-    const field = (value as Record<string, unknown>)[key]
-    if (field === undefined) return undefined
-    out[key] = field
-  }
+/** `value`'s fields in `shape`'s order, if it has exactly those (all defined) besides `marker`. */
+const plainCopy = (value: object, shape: Shape, marker: string): Record<string, unknown> | undefined => {
+  const out = shape.copy(value as Readonly<Record<string, unknown>>)
+  for (const key in out) if (out[key] === undefined) return undefined
   const keys = Object.keys(value).length
-  return keys === order.length + (Object.hasOwn(value, marker) ? 1 : 0) ? out : undefined
+  return keys === shape.fields + (Object.hasOwn(value, marker) ? 1 : 0) ? out : undefined
 }
 
 const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefined => {
-  const out = plainCopy(message, messageOrder, messageMarker)
+  const out = plainCopy(message, messageShape, messageMarker)
   if (out === undefined || typeof message.content === "string") return out
   // effect/ai writes a user or assistant message holding one plain text part as a string.
   const only = message.content.length === 1 ? message.content[0] : undefined
@@ -47,8 +66,8 @@ const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefi
   }
   const content: Array<Record<string, unknown>> = []
   for (const part of message.content) {
-    const order = partOrder.get(part.type)
-    const plain = order === undefined ? undefined : plainCopy(part, order, partMarker)
+    const shape = partShapes.get(part.type)
+    const plain = shape === undefined ? undefined : plainCopy(part, shape, partMarker)
     if (plain === undefined) return undefined
     content.push(plain)
   }
