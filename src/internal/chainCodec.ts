@@ -12,6 +12,7 @@ import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import * as MessageCodec from "./messageCodec.ts"
+import { plainRest } from "./documentRest.ts"
 import { checkObject, isToolkit, readably } from "./checks.ts"
 import * as Signature from "./signature.ts"
 import { signatureProblem, unsignedApproval } from "./documentTrust.ts"
@@ -128,10 +129,10 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
   })
 }
 
-/** Everything but the messages, through the Schema. */
+/** Everything but the messages: a plain copy for the usual shapes (./documentRest.ts), the Schema otherwise. */
 const encodeRest = (chain: Chain) => {
   const written = chain.lastToolResults.length === 0 ? noResults : lastToolMessageResults(chain.messages)
-  return encodeDocument({
+  const rest: typeof Document.Type = {
     format: "loopwork/chain",
     version: formatVersion,
     messages: [],
@@ -144,7 +145,9 @@ const encodeRest = (chain: Chain) => {
     failureCount: chain.failureCount,
     modeState: chain.modeState,
     context: chain.context
-  })
+  }
+  const plain = plainRest(rest)
+  return plain === undefined ? encodeDocument(rest) : Effect.succeed(plain)
 }
 
 /** A map as a null-prototype record (any id is a safe key). */
