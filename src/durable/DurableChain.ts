@@ -29,7 +29,7 @@ import type { StructuredOutput } from "../StructuredOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { checkObject, isToolkit, readably } from "../internal/checks.ts"
 import type { SqlError } from "effect/sql/SqlError"
-import { type AnswerError, NotDurableChain } from "./DurableError.ts"
+import { type AnswerError, type NotDelivered, NotDurableChain } from "./DurableError.ts"
 import { DurableResult, DurableRunFailed } from "./DurableResult.ts"
 import { answer, type Answers } from "./internal/answer.ts"
 import { stop as stopExecution } from "./internal/stop.ts"
@@ -274,11 +274,12 @@ export interface AnswerOptions {
  * `InvalidResumeValue`. The first answer to a call wins: answering it again
  * the same way is harmless, differently fails with `AlreadyAnswered`. The
  * calls are claimed together, all or none, so two reviewers deciding the
- * same calls at once never split them. Each answer is read once into a
- * copy, and that copy is what is checked, stored and run. A decision
- * recorded whose run could not be woken fails with `NotDelivered`: send it
- * again (or stop the run). A call that waits again (`wait: 2` in `pending`: a repair function retried
- * it with new arguments) is answered only by an answer that names that wait
+ * same calls at once never split them. Each answer is copied first (its
+ * JSON text parsed back), and that copy is what is checked, stored and run.
+ * Answers recorded whose run could not be woken fail with `NotDelivered`:
+ * send them again with the same `waits` (or stop the run). A call that
+ * waits again (`wait: 2` in `pending`: a repair function retried it with
+ * new arguments) is answered only by an answer that names that wait
  * (`options.waits`); one that does not fails with `WaitChanged`. The
  * execution resumes on a runner once its calls are answered.
  *
@@ -335,9 +336,11 @@ export const supply = (
  * with `AlreadyAnswered`; calls whose answers were recorded but never
  * reached the run, as when a `decide` failed with `NotDelivered`, are woken
  * with those answers, which then apply). It ends `Paused` with reason
- * `StopRequested` and the chain as it was, which `Chain.decode` can resume outside the engine
- * (with `trustUnsignedApprovals: true` when calls were approved before the
- * stop: the document comes unsigned from your store). Asking twice, or after the run ended, changes nothing.
+ * `StopRequested` and the chain as it was, which `Chain.decode` can resume
+ * outside the engine (with `trustUnsignedApprovals: true` when calls were
+ * approved before the stop: the document comes unsigned from your store).
+ * Asking twice, or after the run ended, changes nothing. When the engine
+ * cannot wake the run, it fails with `NotDelivered`: ask again.
  *
  * @example
  * ```ts
@@ -354,7 +357,7 @@ export const supply = (
 export const stop = (
   workflow: Workflow.Any,
   executionId: string
-): Effect.Effect<void, NotDurableChain | InvalidInput | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
+): Effect.Effect<void, NotDurableChain | InvalidInput | NotDelivered | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   stopExecution(workflow, executionId)
 
 const approvals: Answers<Approval.Decision> = {

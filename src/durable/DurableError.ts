@@ -91,8 +91,10 @@ export class NotDurableChain extends Schema.TaggedError<NotDurableChain>()("NotD
 /**
  * The answers are recorded — they are the calls' answers now, and a
  * different one is refused — but the engine could not be told to wake the
- * run (`why`: its store failed). Send the same answers again, or stop the
- * execution; either wakes it.
+ * run (`why`: its store failed). Send the same answers again (with the
+ * same `waits`), or ask the execution to stop: either wakes it, and a stop
+ * applies the recorded answers too (an approved call runs) before the run
+ * stops.
  *
  * @example
  * ```ts
@@ -111,7 +113,8 @@ export class NotDelivered extends Schema.TaggedError<NotDelivered>()("NotDeliver
 }) {
   override get message(): string {
     return `The answers to ${this.callIds.map((id) => `'${id}'`).join(", ")} of execution '${this.executionId}' are recorded, ` +
-      `but the run could not be woken (${this.why}): send the same answers again, or stop the execution; a different answer is refused`
+      `but the run could not be woken (${this.why}): send the same answers again (with the same waits), or stop the execution, ` +
+      "which applies them too; a different answer is refused"
   }
 }
 

@@ -18,7 +18,9 @@
  *
  * Two stores: `layerMemory` (one process, for tests) and `layerSql`, a
  * table `loopwork_waiting_calls` in the database of any effect/sql
- * `SqlClient` (SQLite or PostgreSQL), created if missing.
+ * `SqlClient` (SQLite or PostgreSQL), created if missing. A store of your
+ * own implements every method, `claimAll` (all or none, as one
+ * transaction) included: `DurableChain.decide` and `supply` claim with it.
  *
  * @since 0.1.0
  */
@@ -98,8 +100,11 @@ export interface ClaimRequest {
 
 /**
  * What claiming several answers at once found: `undefined` when every one
- * was claimed, or the first (in call id order) that could not be, and why;
- * then none of them was written.
+ * was claimed, or one that could not be, and why; then none of them was
+ * written. That is the first request, in the order given, that is not a
+ * call id, an answer text and a wait number (`unknown`, with its call id
+ * when it has one, else `""`); otherwise the first, in call id order, that
+ * was `taken` or `unknown`.
  *
  * @example
  * ```ts
@@ -353,7 +358,13 @@ const claimRow = (sql: SqlClient, executionId: string, kind: WaitingCall["kind"]
     return Number(row.wait) === wait && row.kind === kind && row.answer === answer ? "answered" as const : "taken" as const
   })
 
-const isRefused = (error: Refused | SqlError): error is Refused => !("_tag" in error)
+/** A refusal inside `claimAll`'s transaction: it fails the transaction, which undoes the claims before it. */
+class Refusal {
+  readonly refused: Refused
+  constructor(refused: Refused) {
+    this.refused = refused
+  }
+}
 
 /** Stop requests, in the same table. */
 const stopsIn = (sql: SqlClient): Pick<WaitingCalls["Service"], "requestStop" | "stopRequested"> => ({
@@ -430,9 +441,12 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
           if (!isList(requests)) return Effect.succeed(requests)
           const all = Effect.forEach(requests, (request) =>
             Effect.flatMap(claimRow(sql, executionId, kind, request), (claim) =>
-              claim === "answered" ? Effect.void : Effect.fail<Refused>({ callId: request.callId, claim })), { discard: true })
+              claim === "answered" ? Effect.void : Effect.fail(new Refusal({ callId: request.callId, claim }))), { discard: true })
           // A refusal fails the transaction, which undoes the claims made before it.
-          return Effect.catch(Effect.as(sql.withTransaction(all), undefined), (error) => isRefused(error) ? Effect.succeed(error) : Effect.fail(error))
+          return Effect.catch(
+            Effect.as(sql.withTransaction(all), undefined),
+            (error) => error instanceof Refusal ? Effect.succeed(error.refused) : Effect.fail(error)
+          )
         }),
       ...stopsIn(sql)
     }

@@ -16,7 +16,8 @@
  * @internal
  */
 export const canonical = (value: unknown, negativeZero: "0" | "-0" = "0"): string => {
-  if (Array.isArray(value)) return `[${value.map((item) => item === undefined ? "null" : canonical(item, negativeZero)).join(",")}]`
+  // Array.from visits holes too (as undefined): a sparse array is written as JSON.stringify writes it.
+  if (Array.isArray(value)) return `[${Array.from(value, (item) => item === undefined ? "null" : canonical(item, negativeZero)).join(",")}]`
   if (typeof value === "object" && value !== null) {
     const fields: Array<string> = []
     for (const key of Object.keys(value).sort()) {

@@ -38,15 +38,15 @@ export interface Answers<A> {
 const maxAnswers = 1_000
 
 
-/** An answer as it was read once: decoded from a plain copy, and the JSON text stored for it. */
+/** A call id and its answer, decoded from a plain copy of what the caller gave. */
 type Entry<A> = readonly [id: string, answer: A]
 
 /**
- * The answers, each read once into a plain copy (its JSON text parsed
- * back) and decoded from that: what is checked, stored and handed to the
- * run is that copy, so a getter or a later change of the caller's object
- * cannot change the answer after it was checked. Input that cannot be read
- * (a getter that throws, a Proxy listing a key twice) is `InvalidInput`.
+ * The answers, each copied (its JSON text parsed back) and decoded from the
+ * copy: what is checked, stored and handed to the run is that copy, so a
+ * getter or a later change of the caller's object cannot change the answer
+ * after it was checked. Input that cannot be read (a getter that throws, a
+ * Proxy listing a key twice) is `InvalidInput`.
  */
 const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<ReadonlyArray<Entry<A>>, InvalidInput> => {
   const invalid = (rule: string): Effect.Effect<never, InvalidInput> => Effect.fail(new InvalidInput({ field: answers.field, rule, value: input }))

@@ -1,15 +1,18 @@
 /**
  * The answers `WaitingCalls.claimAll` is given, as its stores take them: a
- * JavaScript caller may pass anything, so each is checked to be a call id,
- * an answer text and a wait number, and copied; and they are claimed in
- * call id order in every process, so two transactions claiming the same
- * calls never wait on each other.
+ * JavaScript caller may pass anything, so each request is read once into a
+ * copy and checked to be a call id, an answer text and a wait number; and
+ * they are claimed in call id order in every process, so two transactions
+ * claiming the same calls never wait on each other.
  *
  * @internal
  */
 
-/** @internal a claim request (`WaitingCalls.ClaimRequest`) */
-export interface ClaimRequest {
+/**
+ * @internal the shape of a `WaitingCalls.ClaimRequest` (declared here as
+ * well: `WaitingCalls` imports this module)
+ */
+export interface RequestShape {
   readonly callId: string
   readonly answer: string
   readonly wait: number
@@ -21,27 +24,38 @@ export interface NotARequest {
   readonly claim: "unknown"
 }
 
-/** A claim request as `claimAll` takes it: a JavaScript caller may pass anything. */
-const isRequest = (u: unknown): u is ClaimRequest =>
-  typeof u === "object" && u !== null && typeof (u as ClaimRequest).callId === "string" &&
-  typeof (u as ClaimRequest).answer === "string" && Number.isSafeInteger((u as ClaimRequest).wait)
+/** `u` read once into a request, or `undefined` when it is not one. */
+const requestOf = (u: unknown): RequestShape | undefined => {
+  if (typeof u !== "object" || u === null) return undefined
+  const { answer, callId, wait } = u as { readonly callId: unknown; readonly answer: unknown; readonly wait: unknown }
+  return typeof callId === "string" && typeof answer === "string" && typeof wait === "number" && Number.isSafeInteger(wait)
+    ? { callId, answer, wait }
+    : undefined
+}
 
 /**
- * @internal the claims sorted by call id (code unit order), or the first
- * that is not a request (refused as `unknown`, with nothing written)
+ * @internal the claims copied and sorted by call id (code unit order), or
+ * the first, in the order given, that is not a request or cannot be read
+ * (refused as `unknown`, with nothing written; its call id when it has one)
  */
-export const inCallIdOrder = (claims: ReadonlyArray<ClaimRequest>): ReadonlyArray<ClaimRequest> | NotARequest => {
-  const requests: Array<ClaimRequest> = []
-  for (const claim of Array.isArray(claims) ? claims : [claims]) {
-    if (!isRequest(claim)) return { callId: describeId(claim), claim: "unknown" }
-    requests.push({ callId: claim.callId, answer: claim.answer, wait: claim.wait })
+export const inCallIdOrder = (claims: ReadonlyArray<RequestShape>): ReadonlyArray<RequestShape> | NotARequest => {
+  const requests: Array<RequestShape> = []
+  try {
+    for (const claim of Array.isArray(claims) ? claims : [claims]) {
+      const request = requestOf(claim)
+      if (request === undefined) return { callId: idOf(claim), claim: "unknown" }
+      requests.push(request)
+    }
+  } catch {
+    return { callId: "", claim: "unknown" }
   }
   return requests.sort((a, b) => a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0)
 }
 
-/** @internal */
-export const isList = (requests: ReadonlyArray<ClaimRequest> | NotARequest): requests is ReadonlyArray<ClaimRequest> => Array.isArray(requests)
+/** @internal whether `inCallIdOrder` gave requests */
+export const isList = (requests: ReadonlyArray<RequestShape> | NotARequest): requests is ReadonlyArray<RequestShape> => Array.isArray(requests)
 
-const describeId = (claim: unknown): string =>
-  typeof claim === "object" && claim !== null && typeof (claim as ClaimRequest).callId === "string" ? (claim as ClaimRequest).callId : ""
-
+const idOf = (claim: unknown): string => {
+  const id: unknown = typeof claim === "object" && claim !== null ? (claim as { readonly callId: unknown }).callId : undefined
+  return typeof id === "string" ? id : ""
+}

@@ -14,9 +14,10 @@ import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
+import { thrownMessage } from "../../internal/errorText.ts"
 import type { InvalidInput } from "../../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
-import { NotDurableChain } from "../DurableError.ts"
+import { NotDelivered, NotDurableChain } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
 import { configOf } from "./config.ts"
@@ -27,7 +28,7 @@ import { approvalOf, resultOf, stopMarker as marker } from "./waiting.ts"
 export const stop = (
   workflow: Workflow.Any,
   executionId: string
-): Effect.Effect<void, NotDurableChain | InvalidInput | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
+): Effect.Effect<void, NotDurableChain | InvalidInput | NotDelivered | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   Effect.gen(function*() {
     if (configOf(workflow) === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
     const key = yield* checkedKey(workflow, executionId)
@@ -43,7 +44,12 @@ export const stop = (
       const stored = yield* store.answerOf(key, call.callId)
       if (typeof stored !== "string") continue
       const done = { workflowName: workflow._tag, executionId }
-      yield* call.kind === "approval" ? wake(engine, approvalOf(call.callId, wait), stored, done) : wake(engine, resultOf(call.callId, wait), stored, done)
+      const deliver = call.kind === "approval"
+        ? deliverStored(engine, approvalOf(call.callId, wait), stored, done)
+        : deliverStored(engine, resultOf(call.callId, wait), stored, done)
+      // The engine dies when its store fails: the answers are recorded, and asked again, stop delivers them.
+      yield* Effect.catchDefect(deliver, (defect) =>
+        Effect.fail(new NotDelivered({ executionId, callIds: [call.callId], why: thrownMessage(defect) })))
     }
   })
 
@@ -52,7 +58,7 @@ export const stop = (
  * store holds, decoded by the deferred's schema); an answer that does not
  * decode (an edited row) is not sent.
  */
-const wake = <A>(
+const deliverStored = <A>(
   engine: WorkflowEngine.WorkflowEngine["Service"],
   deferred: DurableDeferred.DurableDeferred<Schema.Codec<A, unknown>>,
   stored: string,

@@ -108,11 +108,24 @@ const check = (
           const answer = answers.get(row.callId)
           if (answer === undefined || row.kind !== kind || waitOf(row) !== waits.get(row.callId)) continue
           const recorded = yield* Effect.orDie(Effect.retry(store.answerOf(key, row.callId), retried))
-          if (recorded !== canonical(answer)) return `the answer the run received for call '${row.callId}' is not the one recorded for it`
+          if (!sameJson(recorded, answer)) return `the answer the run received for call '${row.callId}' is not the one recorded for it`
         }
         return null
       }))
   })
+
+/**
+ * Whether `recorded` (JSON text from the store, as any version wrote it: key
+ * order and spacing may differ) is the JSON value `answer`.
+ */
+const sameJson = (recorded: string | null | undefined, answer: unknown): boolean => {
+  if (typeof recorded !== "string") return false
+  try {
+    return canonical(JSON.parse(recorded)) === canonical(answer)
+  } catch {
+    return false
+  }
+}
 
 /** @internal what a wait on calls ended with */
 export type Answered<A> =
