@@ -13,12 +13,13 @@ import { join } from "node:path"
 import { Effect, Exit, Layer, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import type { Workflow } from "effect/workflow"
-import { Approval, Chain, ExternalTool, Mode } from "../../src/index.ts"
+import { Approval, ExternalTool } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, DurableSqlite } from "../../src/durable/index.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { canonical } from "../../src/internal/canonicalJson.ts"
-import { usePostgres } from "../durable/support/postgres.ts"
+import { usePostgres } from "./support/postgres.ts"
+import { supportWorkflow } from "../support/durable.ts"
 
 const { database } = usePostgres({ beforeAll, afterAll })
 
@@ -31,14 +32,8 @@ const awkward: unknown = JSON.parse(
     `"nested":[[],[[]],[{}],{"a":[1,[2,[3]]]}],"empty":{},"__proto__":{"x":1},"":"empty key","\\uffff":1,"\\ud83d\\ude00":2,"z":null,"a":true}`
 )
 
-const workflowOn = (name: string) =>
-  DurableChain.workflow(name, {
-    input: Schema.Struct({ ticket: Schema.String }),
-    idempotencyKey: ({ ticket }) => ticket,
-    toolkit,
-    chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
-    mode: Mode.whileNeedsResponse
-  })
+const workflowOn = (name: string) => supportWorkflow(name, toolkit)
+
 
 const pendingOf = (workflow: Workflow.Any, id: string) =>
   Effect.gen(function*() {

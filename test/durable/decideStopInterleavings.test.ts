@@ -6,42 +6,12 @@
  * operations wait for that caller's turn; a turn nobody takes is skipped.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Option, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
-import { WorkflowEngine } from "effect/workflow"
+import { Effect, Exit, Fiber, Option } from "effect"
 import { Approval } from "../../src/index.ts"
-import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
-import { supportWorkflow, waitingOn } from "../support/durable.ts"
-
-const Refund = Tool.make("refund", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
-const toolkit = Toolkit.make(Refund)
+import { Caller, scheduled, twoRefunds, waitsForBoth } from "./support/turns.ts"
 
 type Who = "A" | "B" | "S"
-class Caller extends Context.Service<Caller, Who>()("test/Caller") {}
-
-const scheduled = (order: ReadonlyArray<Who>) => {
-  let turn = 0
-  const inTurn = <A, E>(operation: Effect.Effect<A, E>) =>
-    Effect.gen(function*() {
-      const who = yield* Effect.serviceOption(Caller)
-      if (Option.isNone(who)) return yield* operation
-      for (let spin = 0; spin < 100 && turn < order.length && order[turn] !== who.value; spin++) yield* Effect.yieldNow
-      return yield* Effect.ensuring(operation, Effect.sync(() => void turn++))
-    })
-  return Layer.effect(
-    WaitingCalls.WaitingCalls,
-    Effect.map(Effect.service(WaitingCalls.WaitingCalls), (store) => WaitingCalls.WaitingCalls.of({
-      ...store,
-      list: (key) => inTurn(store.list(key)),
-      posted: (key) => inTurn(store.posted(key)),
-      answerOf: (key, callId) => inTurn(store.answerOf(key, callId)),
-      claim: (key, callId, answer, wait, kind) => inTurn(store.claim(key, callId, answer, wait, kind)),
-      claimAll: (key, kind, claims) => inTurn(store.claimAll(key, kind, claims)),
-      requestStop: (key) => inTurn(store.requestStop(key))
-    }))
-  ).pipe(Layer.provide(WaitingCalls.layerMemory))
-}
 
 /** Every interleaving of the callers' operation sequences. */
 const interleavings = (sequences: ReadonlyArray<ReadonlyArray<Who>>): Array<Array<Who>> => {
@@ -54,21 +24,11 @@ const tagOf = (exit: Exit.Exit<void, { readonly _tag: string }>) =>
   Exit.isSuccess(exit) ? "Success" : Option.match(Exit.findErrorOption(exit), { onNone: () => "defect", onSome: (error) => error._tag })
 
 const once = (order: ReadonlyArray<Who>, n: number) => {
-  const ran: Array<string> = []
-  const handlers = toolkit.toLayer({ refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)) })
-  const model = ScriptedModel.make([
-    { toolCalls: [{ id: "r1", name: "refund", params: { amount: 5 } }, { id: "r2", name: "refund", params: { amount: 7 } }] },
-    { text: "Done." }
-  ])
-  const Support = supportWorkflow("Support", toolkit)
-  const live = DurableChain.layer(Support).pipe(
-    Layer.provideMerge(Layer.mergeAll(model.layer, handlers, scheduled(order), WorkflowEngine.layerMemory))
-  )
+  const { live, ran, Support } = twoRefunds(scheduled(order))
   return Effect.gen(function*() {
     const ticket = `T${n}`
     const id = yield* Support.execute({ ticket }, { discard: true })
-    let waiting = yield* waitingOn(Support, id)
-    for (let turn = 0; turn < 100 && waiting.length < 2; turn++) waiting = yield* Effect.andThen(Effect.yieldNow, DurableChain.pending(Support, id))
+    yield* waitsForBoth(Support, id)
     const [a, b, s] = yield* Effect.all([
       Effect.exit(Effect.provideService(DurableChain.decide(Support, id, { r1: Approval.approve, r2: Approval.approve }), Caller, "A")),
       Effect.exit(Effect.provideService(DurableChain.decide(Support, id, { r2: Approval.reject("no"), r1: Approval.reject("no") }), Caller, "B")),

@@ -8,31 +8,11 @@
  * answered by another, and the run stayed suspended.)
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
-import { WorkflowEngine } from "effect/workflow"
+import { Effect, Fiber } from "effect"
 import { Approval } from "../../src/index.ts"
-import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
 import { canonical } from "../../src/internal/canonicalJson.ts"
-import { supportWorkflow, waitingOn } from "../support/durable.ts"
-
-const Refund = Tool.make("refund", { parameters: Schema.Struct({ amount: Schema.Number }), success: Schema.String, needsApproval: true })
-const toolkit = Toolkit.make(Refund)
-
-const setup = () => {
-  const ran: Array<string> = []
-  const handlers = toolkit.toLayer({ refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)) })
-  const model = ScriptedModel.make([
-    { toolCalls: [{ id: "r1", name: "refund", params: { amount: 5 } }, { id: "r2", name: "refund", params: { amount: 7 } }] },
-    { text: "Done." }
-  ])
-  const Support = supportWorkflow("Support", toolkit)
-  const live = DurableChain.layer(Support).pipe(
-    Layer.provideMerge(Layer.mergeAll(model.layer, handlers, WaitingCalls.layerMemory, WorkflowEngine.layerMemory))
-  )
-  return { ran, Support, live }
-}
+import { twoRefunds, waitsForBoth } from "./support/turns.ts"
 
 /** What `decide` leaves when its process dies after the claim: both calls claimed, no deferred completed. */
 const lostDecide = (key: string) =>
@@ -42,16 +22,12 @@ const lostDecide = (key: string) =>
       { callId: "r2", answer: canonical(Approval.reject("no")), wait: 1 }
     ]))
 
-const waitsForAll = (Support: ReturnType<typeof setup>["Support"], id: string) =>
-  Effect.gen(function*() {
-    let waiting = yield* waitingOn(Support, id)
-    for (let turn = 0; turn < 100 && waiting.length < 2; turn++) waiting = yield* Effect.andThen(Effect.yieldNow, DurableChain.pending(Support, id))
-    expect(waiting.map((call) => call.callId)).toEqual(["r1", "r2"])
-  })
+const waitsForAll = (Support: ReturnType<typeof twoRefunds>["Support"], id: string) =>
+  Effect.map(waitsForBoth(Support, id), (ids) => expect(ids).toEqual(["r1", "r2"]))
 
 describe("a decision claimed but never delivered", () => {
   it.effect("the same decision sent again completes it; a different one is refused", () => {
-    const { live, ran, Support } = setup()
+    const { live, ran, Support } = twoRefunds()
     return Effect.gen(function*() {
       const id = yield* Support.execute({ ticket: "L1" }, { discard: true })
       yield* waitsForAll(Support, id)
@@ -66,7 +42,7 @@ describe("a decision claimed but never delivered", () => {
   })
 
   it.live("stop after a decide lost between claim and wake ends the run: the recorded decisions applied, then stopped", () => {
-    const { live, ran, Support } = setup()
+    const { live, ran, Support } = twoRefunds()
     return Effect.gen(function*() {
       const id = yield* Support.execute({ ticket: "L2" }, { discard: true })
       yield* waitsForAll(Support, id)

@@ -11,6 +11,7 @@ import { type Workflow, WorkflowEngine } from "effect/workflow"
 import { Approval, Chain, ExternalTool, Mode, ToolFailurePolicy } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
+import { supportWorkflow } from "../support/durable.ts"
 
 /** The memory store whose next claimAll, once `armed`, says it `reached` the claim and waits for `release`. */
 const heldStore = (armed: { on: boolean }, reached: Deferred.Deferred<void>, release: Deferred.Deferred<void>) =>
@@ -83,13 +84,7 @@ describe("a late claim against a call that waits again", () => {
   it.live("a stale approval checked while an external tool waited for approval, claimed once it waits for its result, answers nothing", () => {
     const Transfer = ExternalTool.mark(Tool.make("transfer", { parameters: Schema.Struct({ to: Schema.String }), success: Schema.String, needsApproval: true }))
     const toolkit = Toolkit.make(Transfer)
-    const Payments = DurableChain.workflow("Payments", {
-      input: Schema.Struct({ ticket: Schema.String }),
-      idempotencyKey: ({ ticket }) => ticket,
-      toolkit,
-      chain: ({ ticket }) => Chain.make({ user: `Ticket ${ticket}`, toolkit }),
-      mode: Mode.whileNeedsResponse
-    })
+    const Payments = supportWorkflow("Payments", toolkit)
     const model = ScriptedModel.make([{ toolCalls: [{ id: "t1", name: "transfer", params: { to: "bob" } }] }, { text: "Sent." }])
     const armed = { on: false }
     const release = Deferred.makeUnsafe<void>()
