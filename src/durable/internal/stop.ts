@@ -4,8 +4,8 @@
  * call reads it (and records that it did, so a replay stops at the same
  * step); every call it waits on that has no answer yet is answered with
  * `Stopped`, which ends a waiting execution at once, and every call is
- * woken with its answer (sent again: the engine keeps the first). Either way the run ends `Paused` with
- * `StopRequested` and the chain as it was.
+ * woken with its answer (sent again: the engine keeps the first). Either
+ * way the run ends `Paused` with `StopRequested` and the chain as it was.
  *
  * @internal
  */
