@@ -104,7 +104,7 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
     if (problem !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: problem }))
   }
   const encoded = Effect.zipWith(
-    MessageCodec.encodeMessages(chain.messages),
+    Effect.suspend(() => MessageCodec.encodeMessages(chain.messages)),
     Effect.suspend(() => encodeRest(chain)),
     (messages, rest): typeof Document.Encoded => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
   ).pipe(
@@ -120,13 +120,15 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
     })
   )
   const key = signingKey
-  if (key === undefined) return encoded
-  return Effect.map(encoded, (document) => {
+  const signed = key === undefined ? encoded : Effect.map(encoded, (document) => {
     // Signed as stored: a -0 (a model may send one) is the 0 that JSON.stringify writes, so the
     // document kept as an object verifies as its JSON text does.
     const stored = holdsNegativeZero(document) ? JSON.parse(JSON.stringify(document)) as typeof document : document
     return { ...stored, signature: Signature.sign(stored, key) }
   })
+  // A JavaScript caller's value whose getter throws (effect's Schema dies on it).
+  return Effect.catchDefect(signed, (defect) =>
+    Effect.fail(new ChainCodecError({ operation: "encode", reason: `the chain holds a value that cannot be read (${thrownMessage(defect)})` })))
 }
 
 /** Everything but the messages: a plain copy for the usual shapes (./documentRest.ts), the Schema otherwise. */
@@ -328,7 +330,8 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     const stored = restoreResults(document)
     if (typeof stored === "string") return yield* decodeFailure(stored)
     const lastToolResults = yield* Effect.forEach(stored, (result) => decodeResult(toolkit, result))
-    const roundResults = yield* Effect.forEach(document.roundResults ?? [], (result) => decodeResult(toolkit, result))
+    // A round result whose `encoded` was undefined (a tool returning nothing) comes back without it.
+    const roundResults = yield* Effect.forEach(document.roundResults ?? [], (result) => decodeResult(toolkit, { ...result, encoded: result.encoded }))
     return new Chain<Tools>({
       messages: document.messages,
       toolkit,

@@ -38,6 +38,18 @@ export const StoredResult = Schema.Struct({
 }).annotate({ identifier: "StoredToolResult" })
 
 /**
+ * A result of a paused round as stored. Its `encoded` value is written
+ * even when `undefined` (a tool whose success is `Schema.Void`), which JSON
+ * then leaves out, so a document read back may not have it.
+ *
+ * @internal
+ */
+export const RoundResult = Schema.Struct({
+  ...ToolResultEncoded.fields,
+  encoded: Schema.optionalKey(Schema.Unknown)
+}).annotate({ identifier: "RoundToolResult" })
+
+/**
  * The JSON document of a chain (version {@link formatVersion}). A result of
  * the last tool round is stored once: its `encoded` value is left out when
  * the transcript's tool message holds the same value. `signature` is there
@@ -60,7 +72,7 @@ export const Document = Schema.Struct({
   lastResponse: Schema.optionalKey(ModelResponse),
   pendingToolCalls: Schema.Array(ToolCall),
   lastToolResults: Schema.Array(StoredResult),
-  roundResults: Schema.optionalKey(Schema.Array(ToolResultEncoded)),
+  roundResults: Schema.optionalKey(Schema.Array(RoundResult)),
   callStates: Schema.optionalKey(Schema.Record(Schema.String, CallState)),
   runCount: Count,
   failureCount: Count,

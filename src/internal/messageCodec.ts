@@ -16,19 +16,41 @@ import { Prompt } from "effect/ai"
 
 /**
  * A known shape: its fields copied in the Schema's order (an object literal
- * written in that order, read field by field), and how many there are.
+ * written in that order, read field by field), how many there are, and
+ * whether the copied values are what the Schema takes for them.
  */
 interface Shape {
   readonly fields: number
   readonly copy: (value: Readonly<Record<string, unknown>>) => Record<string, unknown>
+  readonly valid: (copied: Readonly<Record<string, unknown>>) => boolean
 }
 
-const partShapes: ReadonlyMap<string, Shape> = new Map<string, Shape>([
-  ["text", { fields: 3, copy: (p) => ({ options: p.options, type: p.type, text: p.text }) }],
-  ["reasoning", { fields: 3, copy: (p) => ({ options: p.options, type: p.type, text: p.text }) }],
+const isString = (u: unknown): u is string => typeof u === "string"
+const isBoolean = (u: unknown): u is boolean => typeof u === "boolean"
+
+/**
+ * Options the fast path takes: none (a record without enumerable own keys,
+ * which the Schema encodes as `{}`); provider options go through the Schema.
+ */
+const noOptions = (options: unknown): boolean => {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return false
+  for (const key in options) if (Object.hasOwn(options, key)) return false
+  return true
+}
+
+const textShape: Shape = {
+  fields: 3,
+  copy: (p) => ({ options: p.options, type: p.type, text: p.text }),
+  valid: (p) => noOptions(p.options) && isString(p.text)
+}
+
+const partShapes: ReadonlyMap<unknown, Shape> = new Map<unknown, Shape>([
+  ["text", textShape],
+  ["reasoning", textShape],
   ["tool-call", {
     fields: 6,
-    copy: (p) => ({ options: p.options, type: p.type, id: p.id, name: p.name, params: p.params, providerExecuted: p.providerExecuted })
+    copy: (p) => ({ options: p.options, type: p.type, id: p.id, name: p.name, params: p.params, providerExecuted: p.providerExecuted }),
+    valid: (p) => noOptions(p.options) && isString(p.id) && isString(p.name) && isBoolean(p.providerExecuted)
   }],
   ["tool-result", {
     fields: 7,
@@ -40,39 +62,69 @@ const partShapes: ReadonlyMap<string, Shape> = new Map<string, Shape>([
       isFailure: p.isFailure,
       result: p.result,
       providerExecuted: p.providerExecuted
-    })
+    }),
+    valid: (p) => noOptions(p.options) && isString(p.id) && isString(p.name) && isBoolean(p.isFailure) && isBoolean(p.providerExecuted)
   }]
 ])
-const messageShape: Shape = { fields: 3, copy: (m) => ({ options: m.options, role: m.role, content: m.content }) }
+const messageShape: Shape = {
+  fields: 3,
+  copy: (m) => ({ options: m.options, role: m.role, content: m.content }),
+  valid: (m) => noOptions(m.options)
+}
+
+/** The part types each role's messages hold on the fast path (a system message holds a string). */
+const partsOf: ReadonlyMap<unknown, ReadonlySet<unknown>> = new Map([
+  ["user", new Set(["text"])],
+  ["assistant", new Set(["text", "reasoning", "tool-call", "tool-result"])],
+  ["tool", new Set(["tool-result"])]
+])
 const partMarker = "~effect/ai/Prompt/Part"
 const messageMarker = "~effect/ai/Prompt/Message"
 
-/** `value`'s fields in `shape`'s order, if it has exactly those (all defined) besides `marker`. */
+/** `value`'s fields in `shape`'s order, if it has exactly those (all defined and valid) besides `marker`. */
 const plainCopy = (value: object, shape: Shape, marker: string): Record<string, unknown> | undefined => {
   const out = shape.copy(value as Readonly<Record<string, unknown>>)
   for (const key in out) if (out[key] === undefined) return undefined
+  if (!shape.valid(out)) return undefined
   const keys = Object.keys(value).length
   return keys === shape.fields + (Object.hasOwn(value, marker) ? 1 : 0) ? out : undefined
 }
 
-const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefined => {
-  const out = plainCopy(message, messageShape, messageMarker)
-  if (out === undefined || typeof message.content === "string") return out
-  // effect/ai writes a user or assistant message holding one plain text part as a string.
-  const only = message.content.length === 1 ? message.content[0] : undefined
-  if (only?.type === "text" && Object.keys(only.options).length === 0) {
-    out.content = only.text
-    return out
-  }
-  const content: Array<Record<string, unknown>> = []
-  for (const part of message.content) {
-    const shape = partShapes.get(part.type)
+/** The encoded parts of a message of `role`, or `undefined` when one is not of a shape its role holds. */
+const plainParts = (role: unknown, content: unknown): Array<Record<string, unknown>> | undefined => {
+  const allowed = partsOf.get(role)
+  if (allowed === undefined || !Array.isArray(content)) return undefined
+  const parts: Array<Record<string, unknown>> = []
+  for (const part of content) {
+    if (typeof part !== "object" || part === null) return undefined
+    const type: unknown = (part as { readonly type: unknown }).type
+    const shape = allowed.has(type) ? partShapes.get(type) : undefined
     const plain = shape === undefined ? undefined : plainCopy(part, shape, partMarker)
     if (plain === undefined) return undefined
-    content.push(plain)
+    parts.push(plain)
   }
-  out.content = content
-  return out
+  return parts
+}
+
+/**
+ * The message as the Schema encodes it, or `undefined` when it is not one of
+ * the known shapes (or cannot be read): the Schema then encodes it, or says
+ * what is wrong.
+ */
+const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefined => {
+  try {
+    const out = plainCopy(message, messageShape, messageMarker)
+    if (out === undefined) return undefined
+    if (out.role === "system") return isString(out.content) ? out : undefined
+    const content = plainParts(out.role, out.content)
+    if (content === undefined) return undefined
+    // effect/ai writes a user or assistant message holding one plain text part as a string.
+    const only = content.length === 1 && out.role !== "tool" ? content[0] : undefined
+    out.content = only?.type === "text" ? only.text : content
+    return out
+  } catch {
+    return undefined
+  }
 }
 
 const encodeMessageSlowly = Schema.encodeEffect(Prompt.Message)
