@@ -57,30 +57,33 @@ const copyAll = <A>(items: unknown, copy: (item: unknown) => Copy<A>): Copy<Arra
   return out
 }
 
-const toolCall = (call: unknown): Copy<CallEncoded> =>
-  isPlain(call) && typeof call.id === "string" && typeof call.name === "string" && Object.hasOwn(call, "params") &&
-    call.params !== undefined
-    ? { id: call.id, name: call.name, params: call.params }
-    : unknownShape
+// Each field is read once, then checked: a getter cannot pass the check with one value and be copied with another.
+const toolCall = (call: unknown): Copy<CallEncoded> => {
+  if (!isPlain(call) || !Object.hasOwn(call, "params")) return unknownShape
+  const { id, name, params } = call
+  return typeof id === "string" && typeof name === "string" && params !== undefined ? { id, name, params } : unknownShape
+}
 
 const optionalFlags = ["rejected", "directReturn"] as const
 
 /** A tool result as stored (`encoded` may be left out) or as in `roundResults` (`encoded` required). */
 const result = (encodedRequired: boolean) => (value: unknown): Copy<ResultEncoded> => {
-  if (!isPlain(value) || typeof value.id !== "string" || typeof value.name !== "string" || typeof value.isFailure !== "boolean") {
-    return unknownShape
-  }
-  const out: ResultEncoded = { id: value.id, name: value.name, isFailure: value.isFailure }
+  if (!isPlain(value)) return unknownShape
+  const { id, isFailure, name } = value
+  if (typeof id !== "string" || typeof name !== "string" || typeof isFailure !== "boolean") return unknownShape
+  const out: ResultEncoded = { id, name, isFailure }
   if (Object.hasOwn(value, "encoded")) out.encoded = value.encoded
   else if (encodedRequired) return unknownShape
   if (Object.hasOwn(value, "failureOrigin")) {
-    if (!isFailureOrigin(value.failureOrigin)) return unknownShape
-    out.failureOrigin = value.failureOrigin
+    const origin = value.failureOrigin
+    if (!isFailureOrigin(origin)) return unknownShape
+    out.failureOrigin = origin
   }
   for (const flag of optionalFlags) {
     if (!Object.hasOwn(value, flag)) continue
-    if (typeof value[flag] !== "boolean") return unknownShape
-    out[flag] = value[flag]
+    const set = value[flag]
+    if (typeof set !== "boolean") return unknownShape
+    out[flag] = set
   }
   return out
 }
@@ -109,12 +112,14 @@ const usage = (value: unknown): Copy<UsageEncoded> => {
 }
 
 const response = (value: unknown): Copy<ResponseEncoded> => {
-  if (!isPlain(value) || typeof value.text !== "string" || !isFinishReason(value.finishReason)) return unknownShape
+  if (!isPlain(value)) return unknownShape
+  const { finishReason, text } = value
+  if (typeof text !== "string" || !isFinishReason(finishReason)) return unknownShape
   const toolCalls = copyAll(value.toolCalls, toolCall)
   if (toolCalls === unknownShape) return unknownShape
-  if (!Object.hasOwn(value, "usage")) return { text: value.text, toolCalls, finishReason: value.finishReason }
+  if (!Object.hasOwn(value, "usage")) return { text, toolCalls, finishReason }
   const copied = usage(value.usage)
-  return copied === unknownShape ? unknownShape : { text: value.text, toolCalls, finishReason: value.finishReason, usage: copied }
+  return copied === unknownShape ? unknownShape : { text, toolCalls, finishReason, usage: copied }
 }
 
 const storedResult = result(false)

@@ -71,6 +71,22 @@ describe("the document's other fields", () => {
     expect(typeof exit === "string" ? exit : Exit.isFailure(exit) ? (exit.cause.reasons[0]?._tag ?? "none") : "success").toBe("Fail")
   })
 
+  it("a getter that answers a string, then a number, never puts the number in a stored document", () => {
+    // A string for the first two reads (the chain's own check, then the copy's), a number after.
+    const changing = (first: string) => {
+      let reads = 0
+      return () => reads++ < 2 ? first : 5
+    }
+    const call = Object.defineProperties({}, {
+      id: { enumerable: true, get: changing("c1") },
+      name: { enumerable: true, get: changing("t") },
+      params: { enumerable: true, value: {} }
+    })
+    const exit = encodeOf(Chain.make({ user: "hi" }).copy({ pendingToolCalls: [call as { id: string; name: string; params: unknown }] }))
+    const stored = typeof exit !== "string" && Exit.isSuccess(exit) ? exit.value.pendingToolCalls : []
+    for (const copied of stored) expect([typeof copied.id, typeof copied.name]).toEqual(["string", "string"])
+  })
+
   it("a document encoded with the fast path equals the Schema's for the usual rest fields", () => {
     const chain = Chain.make({ user: "hi" }).copy({
       pendingToolCalls: [{ id: "__proto__", name: "constructor", params: JSON.parse("{\"__proto__\":{\"x\":1}}") }],
