@@ -81,13 +81,19 @@ const partsOf: ReadonlyMap<unknown, ReadonlySet<unknown>> = new Map([
 const partMarker = "~effect/ai/Prompt/Part"
 const messageMarker = "~effect/ai/Prompt/Message"
 
-/** `value`'s fields in `shape`'s order, if it has exactly those (all defined and valid) besides `marker`. */
+/**
+ * `value`'s fields in `shape`'s order, if it has exactly those (all defined
+ * and valid) besides `marker`, which it must hold as effect/ai writes it.
+ * Its options (none: see {@link noOptions}) are written as a fresh `{}`, as
+ * the Schema writes them, never as the caller's object.
+ */
 const plainCopy = (value: object, shape: Shape, marker: string): Record<string, unknown> | undefined => {
+  if ((value as Readonly<Record<string, unknown>>)[marker] !== marker) return undefined
   const out = shape.copy(value as Readonly<Record<string, unknown>>)
   for (const key in out) if (out[key] === undefined) return undefined
-  if (!shape.valid(out)) return undefined
-  const keys = Object.keys(value).length
-  return keys === shape.fields + (Object.hasOwn(value, marker) ? 1 : 0) ? out : undefined
+  if (!shape.valid(out) || Object.keys(value).length !== shape.fields + 1) return undefined
+  out.options = {}
+  return out
 }
 
 /** The encoded parts of a message of `role`, or `undefined` when one is not of a shape its role holds. */
@@ -100,7 +106,8 @@ const plainParts = (role: unknown, content: unknown): Array<Record<string, unkno
     const type: unknown = (part as { readonly type: unknown }).type
     const shape = allowed.has(type) ? partShapes.get(type) : undefined
     const plain = shape === undefined ? undefined : plainCopy(part, shape, partMarker)
-    if (plain === undefined) return undefined
+    // The copy reads `type` again: a getter must not pick one shape and write another.
+    if (plain === undefined || plain.type !== type) return undefined
     parts.push(plain)
   }
   return parts
