@@ -115,7 +115,7 @@ const check = (
   })
 
 /**
- * Whether `recorded` (JSON text from the store, as any version wrote it: key
+ * Whether `recorded` (JSON text from the store, as whichever version wrote it: key
  * order and spacing may differ) is the JSON value `answer`.
  */
 const sameJson = (recorded: string | null | undefined, answer: unknown): boolean => {
