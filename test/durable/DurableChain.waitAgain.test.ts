@@ -18,13 +18,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { type Workflow, WorkflowEngine } from "effect/workflow"
+import { WorkflowEngine } from "effect/workflow"
 import { Approval, Chain, ExternalTool, Mode, ToolFailurePolicy } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, DurableSqlite, WaitingCalls } from "../../src/durable/index.ts"
 import { keyOf } from "../../src/durable/internal/executionKey.ts"
 import { names } from "../../src/durable/internal/recorder.ts"
 import { approvalOf, resultOf } from "../../src/durable/internal/waiting.ts"
+import { pendingWhen } from "../support/durable.ts"
 
 const Refund = Tool.make("refund", {
   parameters: Schema.Struct({ amount: Schema.Number }),
@@ -33,21 +34,6 @@ const Refund = Tool.make("refund", {
   needsApproval: true
 })
 const refunds = Toolkit.make(Refund)
-
-/** Polls `pending` until `ready` holds (the engine runs the body on other fibers, or other processes). */
-const pendingWhen = (
-  workflow: Workflow.Any,
-  id: string,
-  ready: (calls: ReadonlyArray<WaitingCalls.WaitingCall>) => boolean
-) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 2_000; turn++) {
-      const calls = yield* DurableChain.pending(workflow, id)
-      if (ready(calls)) return calls
-      yield* turn < 200 ? Effect.yieldNow : Effect.sleep("5 millis")
-    }
-    return yield* Effect.die(new Error(`execution ${id} never reached the expected waits`))
-  })
 
 const shown = (calls: ReadonlyArray<WaitingCalls.WaitingCall>) => calls.map((call) => [call.callId, call.kind, call.wait ?? 1, call.params])
 

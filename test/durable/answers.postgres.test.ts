@@ -7,13 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import type { Workflow } from "effect/workflow"
 import { Approval, ExternalTool } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { usePostgres } from "./support/postgres.ts"
-import { supportWorkflow } from "../support/durable.ts"
+import { pendingWhen, supportWorkflow } from "../support/durable.ts"
 
 const { database } = usePostgres({ beforeAll, afterAll })
 
@@ -28,20 +27,6 @@ const refunds = Toolkit.make(Refund)
 
 const Transfer = ExternalTool.mark(Tool.make("transfer", { parameters: Schema.Struct({ to: Schema.String }), success: Schema.String, needsApproval: true }))
 const transfers = Toolkit.make(Transfer)
-
-const pendingWhen = (
-  workflow: Workflow.Any,
-  id: string,
-  ready: (calls: ReadonlyArray<WaitingCalls.WaitingCall>) => boolean
-) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 1_500; turn++) {
-      const calls = yield* DurableChain.pending(workflow, id)
-      if (ready(calls)) return calls
-      yield* Effect.sleep("10 millis")
-    }
-    return yield* Effect.die(new Error(`execution ${id} never reached the expected waits`))
-  })
 
 const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail"

@@ -12,14 +12,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Layer, Redacted, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import type { Workflow } from "effect/workflow"
 import { Approval, ExternalTool } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, DurableSqlite } from "../../src/durable/index.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { canonical } from "../../src/internal/canonicalJson.ts"
 import { usePostgres } from "./support/postgres.ts"
-import { supportWorkflow } from "../support/durable.ts"
+import { pendingWhen, supportWorkflow } from "../support/durable.ts"
 
 const { database } = usePostgres({ beforeAll, afterAll })
 
@@ -34,16 +33,6 @@ const awkward: unknown = JSON.parse(
 
 const workflowOn = (name: string) => supportWorkflow(name, toolkit)
 
-
-const pendingOf = (workflow: Workflow.Any, id: string) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 600; turn++) {
-      const waiting = yield* DurableChain.pending(workflow, id)
-      if (waiting.length > 0) return waiting
-      yield* Effect.sleep("10 millis")
-    }
-    return []
-  })
 
 const scenario = <E>(name: string, engine: Layer.Layer<DurableSqlite.Services, E>, result: ExternalTool.Supplied = { result: awkward }) => {
   const ran: Array<string> = []
@@ -66,9 +55,9 @@ const scenario = <E>(name: string, engine: Layer.Layer<DurableSqlite.Services, E
   const live = DurableChain.layer(Support).pipe(Layer.provideMerge(Layer.mergeAll(model.layer, handlers, engine)))
   return Effect.gen(function*() {
     const id = yield* Support.execute({ ticket: "R1" }, { discard: true })
-    expect((yield* pendingOf(Support, id)).map((call) => call.callId)).toEqual(["s1"])
+    expect((yield* pendingWhen(Support, id, (calls) => calls.length > 0)).map((call) => call.callId)).toEqual(["s1"])
     yield* DurableChain.decide(Support, id, { s1: Approval.edit({ data: awkward }) })
-    expect((yield* pendingOf(Support, id)).map((call) => call.callId)).toEqual(["f1"])
+    expect((yield* pendingWhen(Support, id, (calls) => calls.length > 0)).map((call) => call.callId)).toEqual(["f1"])
     yield* DurableChain.supply(Support, id, { f1: result })
     const done = yield* Effect.exit(Effect.timeout(Support.execute({ ticket: "R1" }), "20 seconds"))
     expect(Exit.isSuccess(done) ? done.value._tag : String(done.cause)).toBe("Finished")

@@ -7,11 +7,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { type Workflow, WorkflowEngine } from "effect/workflow"
+import { WorkflowEngine } from "effect/workflow"
 import { Approval, Chain, ExternalTool, Mode, ToolFailurePolicy } from "../../src/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { DurableChain, WaitingCalls } from "../../src/durable/index.ts"
-import { supportWorkflow } from "../support/durable.ts"
+import { pendingWhen, supportWorkflow } from "../support/durable.ts"
 
 /** The memory store whose next claimAll, once `armed`, says it `reached` the claim and waits for `release`. */
 const heldStore = (armed: { on: boolean }, reached: Deferred.Deferred<void>, release: Deferred.Deferred<void>) =>
@@ -27,16 +27,6 @@ const heldStore = (armed: { on: boolean }, reached: Deferred.Deferred<void>, rel
         })
     }))
   ).pipe(Layer.provide(WaitingCalls.layerMemory))
-
-const pendingWhen = (workflow: Workflow.Any, id: string, ready: (calls: ReadonlyArray<WaitingCalls.WaitingCall>) => boolean) =>
-  Effect.gen(function*() {
-    for (let turn = 0; turn < 500; turn++) {
-      const calls = yield* DurableChain.pending(workflow, id)
-      if (ready(calls)) return calls
-      yield* Effect.sleep("2 millis")
-    }
-    return yield* Effect.die(new Error("never reached the expected waits"))
-  })
 
 describe("a late claim against a call that waits again", () => {
   it.live("a stale rejection checked at wait 1 and claimed after the repair retry posted wait 2 is refused; wait 2 still waits", () => {

@@ -7,7 +7,7 @@ import { HttpApi } from "effect/http-api"
 import { type Workflow, WorkflowProxy } from "effect/workflow"
 import { ScriptedModel } from "../../src/testing/index.ts"
 import { Chain, Mode } from "../../src/index.ts"
-import { DurableChain } from "../../src/durable/index.ts"
+import { DurableChain, type WaitingCalls } from "../../src/durable/index.ts"
 
 /** A durable support workflow named `name` over `toolkit`: one ticket, one execution. */
 export const supportWorkflow = <const Name extends string, Tools extends Record<string, Tool.Any>>(name: Name, toolkit: Toolkit.Toolkit<Tools>) =>
@@ -28,6 +28,25 @@ export const waitingOn = (workflow: Workflow.Any, id: string) =>
       yield* Effect.yieldNow
     }
     return yield* Effect.die(new Error(`execution ${id} never waited`))
+  })
+
+/**
+ * Polls `pending` until `ready` holds: at once for a while (the memory
+ * engine runs the body on other fibers), then every 5 ms for up to 15 s (a
+ * store in a file or a server, or other processes).
+ */
+export const pendingWhen = (
+  workflow: Workflow.Any,
+  id: string,
+  ready: (calls: ReadonlyArray<WaitingCalls.WaitingCall>) => boolean
+) =>
+  Effect.gen(function*() {
+    for (let turn = 0; turn < 3_200; turn++) {
+      const calls = yield* DurableChain.pending(workflow, id)
+      if (ready(calls)) return calls
+      yield* turn < 200 ? Effect.yieldNow : Effect.sleep("5 millis")
+    }
+    return yield* Effect.die(new Error(`execution ${id} never reached the expected waits`))
   })
 
 /**
