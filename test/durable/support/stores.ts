@@ -32,18 +32,22 @@ export const print = (line: string) =>
 
 /**
  * One of RUNNERS runners: waits until the runners hold every shard between
- * them (PostgreSQL advisory locks). Only this database's locks count: the
- * server is shared by a test file's tests, and a process of an earlier test
- * may still hold its own database's locks.
+ * them (PostgreSQL advisory locks), each at least half its even share, so
+ * the work started next reaches every runner (a runner holding a handful of
+ * shards could get none of a few runs). Only this database's locks count:
+ * the server is shared by a test file's tests, and a process of an earlier
+ * test may still hold its own database's locks.
  */
 export const settled = Effect.gen(function*() {
   const sql = yield* SqlClient
   const runners = Number(process.env.RUNNERS ?? "1")
   while (true) {
-    const [row] = yield* sql<{ locks: number; holders: number }>`SELECT count(*)::int AS locks, count(DISTINCT pid)::int AS holders
+    const held = yield* sql<{ locks: number }>`SELECT count(*)::int AS locks
       FROM pg_locks WHERE locktype = 'advisory' AND granted
-      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-    if (row !== undefined && row.locks >= 300 && row.holders >= runners) return
+      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      GROUP BY pid`
+    const total = held.reduce((sum, row) => sum + row.locks, 0)
+    if (total >= 300 && held.length >= runners && held.every((row) => row.locks >= 300 / runners / 2)) return
     yield* Effect.sleep("50 millis")
   }
 })
