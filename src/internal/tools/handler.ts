@@ -22,8 +22,8 @@ import type { RoundContext } from "./roundContext.ts"
 import { Cut, type Settled } from "./settled.ts"
 import type { Durability } from "../durability.ts"
 import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
-import { type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
-import { called, completedNow } from "./handlerCall.ts"
+import { type CallCell, type Handler, handlerContext, inCallerContext, inRunContext, released } from "./handlerContext.ts"
+import { called, completedNow, syncNow } from "./handlerCall.ts"
 
 /** The handler was interrupted by `StopSignal.interrupt` before it finished. */
 class CutShort {}
@@ -264,24 +264,27 @@ export const invoke = (
     )
   }
   // Directly, with no step between the handler's end and its settlement: the hot path. A handler's
-  // completed effect is settled now, so the call is complete too (a round then runs it in no fiber of its own).
+  // completed effect, or its `Effect.sync` run now in the context it would run in, is settled now, so the
+  // call is complete too (a round then runs it in no fiber of its own).
   const cell: CallCell = { directReturn: false }
   const direct = called(handler, params, call)
-  const now = completedNow(direct)
+  const now = completedNow(direct) ?? (inCallerContext(handler, ctx.services) ? syncNow(direct) : undefined)
+  const onSuccess = (result: unknown) => {
+    released(cell)
+    const encoding = entry.encodeSuccess(result)
+    // Encoded at once (an Exit, as a schema without effects gives): settled now, with no handlers built for the encoding.
+    if (isSucceeded(encoding)) return settleOutcome(ctx, entry, call, repairs, returned(result, encoding.value, cell))
+    return encodedThen(
+      encoding,
+      (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
+      (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
+    )
+  }
+  if (now !== undefined && Exit.isSuccess(now)) return onSuccess(now.value)
   const settle = {
     onFailure: (cause: Cause.Cause<unknown>) =>
       (released(cell), Effect.flatMap(failedOutcome(entry, call, cause), (outcome) => settleOutcome(ctx, entry, call, repairs, outcome))),
-    onSuccess: (result: unknown) => {
-      released(cell)
-      const encoding = entry.encodeSuccess(result)
-      // Encoded at once (an Exit, as a schema without effects gives): settled now, with no handlers built for the encoding.
-      if (isSucceeded(encoding)) return settleOutcome(ctx, entry, call, repairs, returned(result, encoding.value, cell))
-      return encodedThen(
-        encoding,
-        (issue) => settleOutcome(ctx, entry, call, repairs, mismatched(call, result, issue)),
-        (encoded) => settleOutcome(ctx, entry, call, repairs, returned(result, encoded, cell))
-      )
-    }
+    onSuccess
   }
   return now === undefined
     ? Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), settle)

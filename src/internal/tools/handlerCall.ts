@@ -1,7 +1,8 @@
 /**
  * Calling a tool handler's function for one call: the effect it made (what
  * it throws, or anything but an Effect, is a defect of this call only), and
- * for an effect already complete, the Exit to settle the call with now.
+ * for an effect already complete, or made by `Effect.sync`, the Exit to
+ * settle the call with now.
  *
  * @internal
  */
@@ -49,3 +50,45 @@ export const completedNow = (direct: Effect.Effect<unknown, unknown>): Exit.Exit
   }
 }
 
+
+/**
+ * How `Effect.sync` keeps its function: the prototype its effects share and
+ * the own field holding the function, found once from a sample (effect does
+ * not export them). `undefined`, which turns {@link syncNow} off, when the
+ * sample does not look as expected.
+ */
+const syncShape = ((): { readonly proto: object; readonly key: string } | undefined => {
+  const thunk = () => 0
+  const sample: object = Effect.sync(thunk)
+  const keys = Object.keys(sample).filter((key) => (sample as Record<string, unknown>)[key] === thunk)
+  const proto: unknown = Object.getPrototypeOf(sample)
+  return keys.length === 1 && typeof proto === "object" && proto !== null && proto !== Object.prototype
+    ? { proto, key: keys[0] }
+    : undefined
+})()
+
+/**
+ * @internal for an effect made by `Effect.sync(f)`, `f` run now, as an Exit:
+ * its value, or a defect with what it threw, as a fiber running the effect
+ * would give. Such an effect reads no context and cannot be interrupted or
+ * timed out while `f` runs, so running it here, on the caller's fiber, is
+ * running it. Call it only where the handler would run in the caller's
+ * context. `undefined` for every other effect, and for one that cannot be
+ * read (a Proxy whose traps throw), which then runs like any other.
+ */
+export const syncNow = (direct: Effect.Effect<unknown, unknown>): Exit.Exit<unknown, unknown> | undefined => {
+  if (syncShape === undefined) return undefined
+  let thunk: unknown
+  try {
+    if (Object.getPrototypeOf(direct) !== syncShape.proto) return undefined
+    thunk = (direct as unknown as Record<string, unknown>)[syncShape.key]
+  } catch {
+    return undefined
+  }
+  if (typeof thunk !== "function") return undefined
+  try {
+    return Exit.succeed((thunk as () => unknown)())
+  } catch (defect) {
+    return Exit.die(defect)
+  }
+}

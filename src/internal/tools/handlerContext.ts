@@ -124,6 +124,18 @@ export interface CallCell extends Cell {
 }
 
 /**
+ * Whether the fiber building the call runs in its round's context
+ * (`services`) and that context holds every service of the handler's own:
+ * the handler would see the context it sees now. Not so for a call built by
+ * a fiber running in another context (a bounded round starts a later call
+ * from the end of an earlier one, on whatever fiber ended it).
+ *
+ * @internal
+ */
+export const inCallerContext = (handler: Handler, services: Context.Context<never>): boolean =>
+  Fiber.getCurrent()?.context === services && handlerContext(handler.context, services) === services
+
+/**
  * Whether the handler can run in its round's context (`services`) as it
  * is: the fiber building the call runs in that context, the context holds
  * every service of the handler's own, no run watches it (a run inside the
@@ -135,9 +147,7 @@ export interface CallCell extends Cell {
  * @internal
  */
 export const inRunContext = (handler: Handler, cell: CallCell, services: Context.Context<never>): boolean => {
-  // Built by a fiber running in another context (a bounded round starts a later call from the end of
-  // an earlier one, on whatever fiber ended it): the general path.
-  if (Fiber.getCurrent()?.context !== services || handlerContext(handler.context, services) !== services) return false
+  if (!inCallerContext(handler, services)) return false
   const current = Context.get(services, CurrentCall)
   if (!(current instanceof Slot) || !current.take(cell)) return false
   cell.held = current
