@@ -16,6 +16,7 @@ import * as JsonBounds from "../jsonBounds.ts"
 import { toolSpan } from "../telemetry/toolSpan.ts"
 import { unknownToolName } from "../contentFree.ts"
 import { runContextOf } from "../runContext.ts"
+import { isSucceeded } from "../complete.ts"
 import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
@@ -166,7 +167,32 @@ export const runRound = <B>(
   const checked = ctx.report === undefined ? storable : same
   return calls.length === 1
     ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
-    : Effect.map(Effect.forEach(calls, one, { concurrency: policy.concurrency }), (all) => then(all.map(checked), log))
+    : Effect.map(settleAll(calls, one, policy.concurrency), (all) => then(all.map(checked), log))
+}
+
+/**
+ * Every call settled by `one`, in call order, at `concurrency`: each call
+ * that settles at once (its effect is already a success) is taken as it
+ * is, in order, with nothing forked or scheduled; from the first that does
+ * not, that call and the rest go through `Effect.forEach`, which starts
+ * them in the same order.
+ */
+const settleAll = (
+  calls: ReadonlyArray<ToolCall>,
+  one: (call: ToolCall) => Effect.Effect<Settled>,
+  concurrency: number | "unbounded"
+): Effect.Effect<ReadonlyArray<Settled>> => {
+  const now: Array<Settled> = []
+  for (const call of calls) {
+    const settled = one(call)
+    if (!isSucceeded(settled)) {
+      const first = now.length
+      const rest = Effect.forEach(calls.slice(first), (later, i) => i === 0 ? settled : one(later), { concurrency })
+      return first === 0 ? rest : Effect.map(rest, (others) => now.concat(others))
+    }
+    now.push(settled.value)
+  }
+  return Effect.succeed(now)
 }
 
 /**
