@@ -41,14 +41,13 @@ export type Problem =
   | { readonly _tag: "NotJson"; readonly kind: string }
 
 /**
- * The characters `JSON.stringify` writes for a string: `"` and `\` and the
+ * The characters `JSON.stringify` writes for a string: `"` and `\\` and the
  * short escapes take 2, other control characters and lone surrogates 6.
- * Only scanned when the escapes could matter for `budget` (a string of
- * `length` characters is at most 6 × `length` + 2 once escaped).
+ * Counted without its escapes (a lower bound, no scan) unless `exact`.
  */
-const stringSize = (text: string, budget: number): number => {
+const stringSize = (text: string, exact: boolean): number => {
   const plain = text.length + 2
-  if (text.length * 6 + 2 <= budget) return plain
+  if (!exact) return plain
   let extra = 0
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
@@ -63,14 +62,18 @@ const stringSize = (text: string, budget: number): number => {
   return plain + extra
 }
 
+/** The most a string's escapes add to its {@link stringSize} without them: 5 per character. */
+const mostEscapes = (text: string): number => text.length * 5
+
 /**
- * The size of a scalar, the kind of a value that is not JSON (a string), or
- * -1 for a container. `undefined` is 0 (JSON leaves it out of objects).
+ * The size of a scalar (a string's as {@link stringSize} counts it), the
+ * kind of a value that is not JSON (a string), or -1 for a container.
+ * `undefined` is 0 (JSON leaves it out of objects).
  */
-const scalarSize = (value: unknown, budget: number): number | string => {
+const scalarSize = (value: unknown, exact: boolean): number | string => {
   switch (typeof value) {
     case "string":
-      return stringSize(value, budget)
+      return stringSize(value, exact)
     case "number":
       return Number.isFinite(value) ? String(value).length : "non-finite number"
     case "boolean":
@@ -105,80 +108,113 @@ const containerKind = (value: object): -1 | string => {
 }
 
 /**
- * The common case without allocating: an object whose values are all
- * scalars (tool arguments, provider metadata, most results). `true` when it
- * is within the limits, its problem, or `undefined` when it nests (the full
- * walk decides).
+ * What a pass of the walk found: a problem, `undefined` when the value is
+ * within the limits, or, for a pass that counted strings without their
+ * escapes, `unsure` when only the escapes can tell.
  */
-const flatObject = (value: object, limits: Limits): Problem | true | undefined => {
-  if (Array.isArray(value) || limits.maxDepth < 1) return undefined
+type Found = Problem | undefined | "unsure"
+
+const tooLarge = (limits: Limits): Problem => ({ _tag: "TooLarge", limit: limits.maxSize })
+
+/**
+ * The common case without allocating: an object whose values are all
+ * scalars (tool arguments, provider metadata, most results). What it found,
+ * or `null` when it nests (the full walk decides).
+ */
+const flatObject = (value: object, limits: Limits, exact: boolean): Found | null => {
+  if (Array.isArray(value) || limits.maxDepth < 1) return null
   let size = 2
+  let slack = 0
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue
-    const item = (value as Record<string, unknown>)[key]
-    const own = scalarSize(item, limits.maxSize - size)
+    const item: unknown = (value as Record<string, unknown>)[key]
+    const own = scalarSize(item, exact)
     if (typeof own === "string") return { _tag: "NotJson", kind: own }
-    if (own < 0) return undefined
-    if (item !== undefined) size += stringSize(key, limits.maxSize - size) + 2 + own
+    if (own < 0) return null
+    if (item === undefined) continue
+    size += stringSize(key, exact) + 2 + own
+    if (!exact) slack += mostEscapes(key) + (typeof item === "string" ? mostEscapes(item) : 0)
   }
-  return size > limits.maxSize ? { _tag: "TooLarge", limit: limits.maxSize } : true
+  return size > limits.maxSize ? tooLarge(limits) : size + slack > limits.maxSize ? "unsure" : undefined
 }
 
 /**
  * The first problem of `value` under `limits`, or `undefined` when it is
- * within them. Linear in the size of the value up to the limits.
+ * within them. Linear in the size of the value up to the limits: strings
+ * are counted without their escapes first, and scanned only when those
+ * could take the value past `maxSize`.
  *
  * @internal
  */
 export const check = (value: unknown, limits: Limits): Problem | undefined => {
   try {
-    return walk(value, limits)
+    const found = walk(value, limits, false)
+    return found === "unsure" ? walk(value, limits, true) as Problem | undefined : found
   } catch {
     // A getter that throws, a revoked proxy: what cannot be read cannot be written as JSON either.
     return { _tag: "NotJson", kind: "value that cannot be read" }
   }
 }
 
-/** {@link check}'s walk, which reads every property (a hostile getter may throw). */
-const walk = (value: unknown, limits: Limits): Problem | undefined => {
-  const first = scalarSize(value, limits.maxSize)
+/**
+ * {@link check}'s walk, which reads every property (a hostile getter may
+ * throw). Its size is a lower bound unless `exact`, and `slack` the most the
+ * uncounted escapes could add.
+ */
+const walk = (value: unknown, limits: Limits, exact: boolean): Found => {
+  const first = scalarSize(value, exact)
   if (typeof first === "string") return { _tag: "NotJson", kind: first }
-  if (first >= 0) return first > limits.maxSize ? { _tag: "TooLarge", limit: limits.maxSize } : undefined
-  const flat = flatObject(value as object, limits)
-  if (flat !== undefined) return flat === true ? undefined : flat
+  if (first >= 0) {
+    const slack = !exact && typeof value === "string" ? mostEscapes(value) : 0
+    return first > limits.maxSize ? tooLarge(limits) : first + slack > limits.maxSize ? "unsure" : undefined
+  }
+  const flat = flatObject(value as object, limits, exact)
+  if (flat !== null) return flat
   let size = 0
-  // Pairs of (container, depth); no recursion.
-  const stack: Array<unknown> = [value, 1]
-  while (stack.length > 0) {
-    const depth = stack.pop() as number
-    const node = stack.pop() as object
+  let slack = 0
+  // The containers still to measure and, at the same index, their depths; no recursion.
+  const nodes: Array<object> = [value as object]
+  const depths: Array<number> = [1]
+  while (nodes.length > 0) {
+    const node = nodes.pop() as object
+    const depth = depths.pop() as number
     if (depth > limits.maxDepth) return { _tag: "TooDeep", limit: limits.maxDepth }
     if (Array.isArray(node)) {
-      size += 1 + node.length
+      size += node.length === 0 ? 2 : 1 + node.length // the brackets and the commas
       // Before the walk: a sparse array's length costs nothing to make and everything to walk.
-      if (size > limits.maxSize) return { _tag: "TooLarge", limit: limits.maxSize }
+      if (size > limits.maxSize) return tooLarge(limits)
       for (let i = node.length - 1; i >= 0; i--) {
-        const item = node[i]
-        const own = scalarSize(item, limits.maxSize - size)
+        const item: unknown = node[i]
+        const own = scalarSize(item, exact)
         if (typeof own === "string") return { _tag: "NotJson", kind: own }
-        if (own >= 0) size += Math.max(own, 4) // undefined in an array is written as null
-        else stack.push(item, depth + 1)
+        if (own < 0) {
+          nodes.push(item as object)
+          depths.push(depth + 1)
+          continue
+        }
+        size += own === 0 ? 4 : own // undefined in an array is written as null
+        if (!exact && typeof item === "string") slack += mostEscapes(item)
       }
     } else {
       size += 2
-      for (const key of Object.keys(node)) {
-        const item = (node as Record<string, unknown>)[key]
-        const own = scalarSize(item, limits.maxSize - size)
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue
+        const item: unknown = (node as Record<string, unknown>)[key]
+        const own = scalarSize(item, exact)
         if (typeof own === "string") return { _tag: "NotJson", kind: own }
         if (item === undefined) continue
-        size += stringSize(key, limits.maxSize - size) + 2
+        size += stringSize(key, exact) + 2
+        if (!exact) slack += mostEscapes(key) + (typeof item === "string" ? mostEscapes(item) : 0)
         if (own >= 0) size += own
-        else stack.push(item, depth + 1)
+        else {
+          nodes.push(item as object)
+          depths.push(depth + 1)
+        }
       }
     }
-    if (size > limits.maxSize) return { _tag: "TooLarge", limit: limits.maxSize }
+    if (size > limits.maxSize) return tooLarge(limits)
   }
-  return undefined
+  return size + slack > limits.maxSize ? "unsure" : undefined
 }
 
 /**

@@ -31,6 +31,10 @@ const nested = (depth: number): unknown => {
   return value
 }
 
+/** Ten keys, each holding `char` 60 times. */
+const strings = (char: string): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, char.repeat(60)]))
+
 const makeKit = () => {
   const ran: Array<unknown> = []
   const Store = Tool.make("store", { parameters: Schema.Struct({ a: Schema.Unknown }), success: Schema.String })
@@ -79,7 +83,10 @@ describe("tool-call arguments are checked when the response arrives", () => {
     { name: "4 levels, maxArgumentDepth 3", params: { a: nested(3) }, options: { maxArgumentDepth: 3 }, refused: /more than 3 levels/ },
     { name: "3 levels, maxArgumentDepth 3", params: { a: nested(2) }, options: { maxArgumentDepth: 3 }, refused: undefined },
     { name: "200 characters, maxArgumentSize 100", params: { a: "x".repeat(200) }, options: { maxArgumentSize: 100 }, refused: /larger than 100 characters/ },
-    { name: "600 levels, maxArgumentDepth 512", params: { a: nested(600) }, options: { maxArgumentDepth: 512 }, refused: /more than 512 levels/ }
+    { name: "600 levels, maxArgumentDepth 512", params: { a: nested(600) }, options: { maxArgumentDepth: 512 }, refused: /more than 512 levels/ },
+    // Each string is short next to the limit, but escaped six times over: 3,700 characters of JSON in all.
+    { name: "10 strings of 60 control characters, maxArgumentSize 1000", params: { a: strings("\u0001") }, options: { maxArgumentSize: 1_000 }, refused: /larger than 1,000 characters/ },
+    { name: "10 strings of 60 letters, maxArgumentSize 1000", params: { a: strings("x") }, options: { maxArgumentSize: 1_000 }, refused: undefined }
   ]
   for (const row of rows) {
     it.effect(`${row.name}: ${row.refused === undefined ? "the handler runs" : "a failed result, the handler never runs"}`, () =>
