@@ -56,6 +56,18 @@ export const toolMessage = (content: ReadonlyArray<Prompt.ToolMessagePart>): Pro
 export const responseText = (text: string): Response.TextPart =>
   ({ text, metadata: none, [ResponsePart]: ResponsePart, type: "text" }) as unknown as Response.TextPart
 
+/** @internal the start of a streamed text (`Response.makePart("text-start", { id })`) */
+export const responseTextStart = (id: string): Response.TextStartPart =>
+  ({ id, metadata: none, [ResponsePart]: ResponsePart, type: "text-start" }) as unknown as Response.TextStartPart
+
+/** @internal a piece of a streamed text (`Response.makePart("text-delta", { id, delta })`) */
+export const responseTextDelta = (id: string, delta: string): Response.TextDeltaPart =>
+  ({ id, delta, metadata: none, [ResponsePart]: ResponsePart, type: "text-delta" }) as unknown as Response.TextDeltaPart
+
+/** @internal the end of a streamed text (`Response.makePart("text-end", { id })`) */
+export const responseTextEnd = (id: string): Response.TextEndPart =>
+  ({ id, metadata: none, [ResponsePart]: ResponsePart, type: "text-end" }) as unknown as Response.TextEndPart
+
 /** @internal */
 export const responseToolCall = (id: string, name: string, params: unknown): Response.ToolCallPart<string, unknown> =>
   ({

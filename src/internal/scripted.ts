@@ -158,9 +158,9 @@ const streamParts = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<Resp
   for (const part of parts) {
     if (part.type === "text") {
       const id = `text_${out.length}`
-      out.push(Response.makePart("text-start", { id }))
-      for (const word of part.text.split(/(?<= )/)) out.push(Response.makePart("text-delta", { id, delta: word }))
-      out.push(Response.makePart("text-end", { id }))
+      out.push(Parts.responseTextStart(id))
+      for (const word of part.text.split(/(?<= )/)) out.push(Parts.responseTextDelta(id, word))
+      out.push(Parts.responseTextEnd(id))
     } else {
       out.push(part)
     }

@@ -43,6 +43,9 @@ const rows: ReadonlyArray<{ readonly name: string; readonly ours: unknown; reado
     })
   },
   { name: "response text", ours: Parts.responseText("x"), theirs: Response.makePart("text", { text: "x" }) },
+  { name: "response text start", ours: Parts.responseTextStart("t1"), theirs: Response.makePart("text-start", { id: "t1" }) },
+  { name: "response text delta", ours: Parts.responseTextDelta("t1", "Hi "), theirs: Response.makePart("text-delta", { id: "t1", delta: "Hi " }) },
+  { name: "response text end", ours: Parts.responseTextEnd("t1"), theirs: Response.makePart("text-end", { id: "t1" }) },
   {
     name: "response tool call",
     ours: Parts.responseToolCall("c1", "t", { a: 1 }),
