@@ -1,11 +1,12 @@
 /**
  * Calling a tool handler's function for one call: the effect it made (what
  * it throws, or anything but an Effect, is a defect of this call only), and
- * for an effect already complete, or made by `Effect.sync`, the Exit to
- * settle the call with now.
+ * for an effect already complete, the Exit to settle the call with now; for
+ * one made by `Effect.sync`, the function to run now.
  *
  * @internal
  */
+import { isProxy } from "node:util/types"
 import { Effect, Exit } from "effect"
 import type { ToolCall } from "../../ToolCall.ts"
 import { isComplete } from "../complete.ts"
@@ -54,7 +55,7 @@ export const completedNow = (direct: Effect.Effect<unknown, unknown>): Exit.Exit
 /**
  * How `Effect.sync` keeps its function: the prototype its effects share and
  * the own field holding the function, found once from a sample (effect does
- * not export them). `undefined`, which turns {@link syncNow} off, when the
+ * not export them). `undefined`, which turns {@link syncThunk} off, when the
  * sample does not look as expected.
  */
 const syncShape = ((): { readonly proto: object; readonly key: string } | undefined => {
@@ -68,26 +69,29 @@ const syncShape = ((): { readonly proto: object; readonly key: string } | undefi
 })()
 
 /**
- * @internal for an effect made by `Effect.sync(f)`, `f` run now, as an Exit:
- * its value, or a defect with what it threw, as a fiber running the effect
- * would give. Such an effect reads no context and cannot be interrupted or
- * timed out while `f` runs, so running it here, on the caller's fiber, is
- * running it. Call it only where the handler would run in the caller's
- * context. `undefined` for every other effect, and for one that cannot be
- * read (a Proxy whose traps throw), which then runs like any other.
+ * @internal for an effect made by `Effect.sync(f)`, `f` (not run); `undefined`
+ * for every other effect, for a Proxy (effect's runtime reads a Proxy's
+ * fields through its traps, so it may run something else or nothing), and
+ * for one that cannot be read. Such an effect reads no context and cannot
+ * be interrupted or timed out while `f` runs, so running `f` on the
+ * caller's fiber is running the effect, where the handler would run in
+ * the caller's context: see {@link runSync}.
  */
-export const syncNow = (direct: Effect.Effect<unknown, unknown>): Exit.Exit<unknown, unknown> | undefined => {
+export const syncThunk = (direct: Effect.Effect<unknown, unknown>): (() => unknown) | undefined => {
   if (syncShape === undefined) return undefined
-  let thunk: unknown
   try {
-    if (Object.getPrototypeOf(direct) !== syncShape.proto) return undefined
-    thunk = (direct as unknown as Record<string, unknown>)[syncShape.key]
+    if (Object.getPrototypeOf(direct) !== syncShape.proto || isProxy(direct)) return undefined
+    const thunk: unknown = (direct as unknown as Record<string, unknown>)[syncShape.key]
+    return typeof thunk === "function" ? thunk as () => unknown : undefined
   } catch {
     return undefined
   }
-  if (typeof thunk !== "function") return undefined
+}
+
+/** @internal `thunk` run now, as an Exit: its value, or a defect with what it threw, as a fiber running it would give */
+export const runSync = (thunk: () => unknown): Exit.Exit<unknown, unknown> => {
   try {
-    return Exit.succeed((thunk as () => unknown)())
+    return Exit.succeed(thunk())
   } catch (defect) {
     return Exit.die(defect)
   }

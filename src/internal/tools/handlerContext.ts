@@ -129,10 +129,8 @@ export interface CallCell extends Cell {
  * the handler would see the context it sees now. Not so for a call built by
  * a fiber running in another context (a bounded round starts a later call
  * from the end of an earlier one, on whatever fiber ended it).
- *
- * @internal
  */
-export const inCallerContext = (handler: Handler, services: Context.Context<never>): boolean =>
+const inCallerContext = (handler: Handler, services: Context.Context<never>): boolean =>
   Fiber.getCurrent()?.context === services && handlerContext(handler.context, services) === services
 
 /**

@@ -7,22 +7,26 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Deferred, type Duration, Effect, Exit, Fiber, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, Mode } from "../../../src/index.ts"
-import { syncNow } from "../../../src/internal/tools/handlerCall.ts"
+import { runSync, syncThunk } from "../../../src/internal/tools/handlerCall.ts"
 
-describe("syncNow", () => {
-  it("runs the function of an Effect.sync once and gives its value (on with the installed effect)", () => {
+describe("syncThunk and runSync", () => {
+  it("finds the function of an Effect.sync without running it (on with the installed effect), and runSync gives its value", () => {
     let runs = 0
-    const exit = syncNow(Effect.sync(() => (runs++, 7)))
-    expect(exit !== undefined && Exit.isSuccess(exit) ? exit.value : exit).toBe(7)
+    const f = () => (runs++, 7)
+    const thunk = syncThunk(Effect.sync(f))
+    expect(thunk).toBe(f)
+    expect(runs).toBe(0)
+    const exit = runSync(f)
+    expect(Exit.isSuccess(exit) ? exit.value : exit).toBe(7)
     expect(runs).toBe(1)
   })
 
-  it("gives what the function throws as a defect", () => {
+  it("runSync gives what the function throws as a defect", () => {
     const boom = new Error("boom")
-    const exit = syncNow(Effect.sync(() => {
+    const exit = runSync(() => {
       throw boom
-    }))
-    expect(exit !== undefined && Exit.isFailure(exit) ? Cause.squash(exit.cause) : exit).toBe(boom)
+    })
+    expect(Exit.isFailure(exit) ? Cause.squash(exit.cause) : exit).toBe(boom)
   })
 
   const others: ReadonlyArray<readonly [string, (f: () => number) => Effect.Effect<unknown, unknown>]> = [
@@ -33,15 +37,16 @@ describe("syncNow", () => {
     ["Effect.succeed", () => Effect.succeed(1)]
   ]
   for (const [name, make] of others) {
-    it(`leaves ${name} to the general path, running nothing`, () => {
+    it(`leaves ${name} to the general path`, () => {
       let runs = 0
-      expect(syncNow(make(() => ++runs))).toBeUndefined()
+      expect(syncThunk(make(() => ++runs))).toBeUndefined()
       expect(runs).toBe(0)
     })
   }
 
   const syncProto: object = Object.getPrototypeOf(Effect.sync(() => 0))
   const hostile: ReadonlyArray<readonly [string, () => unknown]> = [
+    ["a proxy of an Effect.sync, with no traps", () => new Proxy(Effect.sync(() => 1), {})],
     ["a proxy whose getPrototypeOf throws", () =>
       new Proxy(Effect.sync(() => 1), {
         getPrototypeOf: () => {
@@ -58,7 +63,7 @@ describe("syncNow", () => {
   ]
   for (const [name, make] of hostile) {
     it(`leaves ${name} to the general path`, () => {
-      expect(syncNow(make() as Effect.Effect<unknown>)).toBeUndefined()
+      expect(syncThunk(make() as Effect.Effect<unknown>)).toBeUndefined()
     })
   }
 })
