@@ -23,7 +23,8 @@ import { Cut, type Settled } from "./settled.ts"
 import type { Durability } from "../durability.ts"
 import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
 import { type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
-import { called, completedNow, runSync, syncThunk } from "./handlerCall.ts"
+import { called, completedNow } from "./handlerCall.ts"
+import { ranNow } from "./syncNow.ts"
 
 /** The handler was interrupted by `StopSignal.interrupt` before it finished. */
 class CutShort {}
@@ -290,30 +291,6 @@ export const invoke = (
   return now === undefined
     ? Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), settle)
     : Effect.matchCauseEffectEager(now, settle)
-}
-
-/**
- * A handler's `Effect.sync`, run now on this fiber, where running its effect
- * would be no different: no span to run it in (a traced run's span must
- * hold the handler's work), and the run's context as it is, its
- * direct-return slot now `cell`'s (see {@link inRunContext}). "cut" when the
- * function interrupted the round's stop signal: a fiber running it would
- * be cut short at its end. `undefined` when the effect is to be run.
- */
-const ranNow = (
-  ctx: RoundContext,
-  handler: Handler,
-  cell: CallCell,
-  direct: Effect.Effect<unknown, unknown>
-): Exit.Exit<unknown, unknown> | "cut" | undefined => {
-  if (ctx.traced) return undefined
-  const thunk = syncThunk(direct)
-  if (thunk === undefined || !inRunContext(handler, cell, ctx.services)) return undefined
-  const exit = runSync(thunk)
-  const stop = ctx.policy.stop
-  if (stop === undefined || !isInterrupted(stop)) return exit
-  released(cell)
-  return "cut"
 }
 
 /**

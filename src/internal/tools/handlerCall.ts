@@ -1,12 +1,10 @@
 /**
  * Calling a tool handler's function for one call: the effect it made (what
  * it throws, or anything but an Effect, is a defect of this call only), and
- * for an effect already complete, the Exit to settle the call with now; for
- * one made by `Effect.sync`, the function to run now.
+ * for an effect already complete, the Exit to settle the call with now.
  *
  * @internal
  */
-import { isProxy } from "node:util/types"
 import { Effect, Exit } from "effect"
 import type { ToolCall } from "../../ToolCall.ts"
 import { isComplete } from "../complete.ts"
@@ -48,51 +46,5 @@ export const completedNow = (direct: Effect.Effect<unknown, unknown>): Exit.Exit
     return Exit.isSuccess(direct) ? Exit.succeed(direct.value) : Exit.failCause(direct.cause)
   } catch {
     return undefined
-  }
-}
-
-
-/**
- * How `Effect.sync` keeps its function: the prototype its effects share and
- * the own field holding the function, found once from a sample (effect does
- * not export them). `undefined`, which turns {@link syncThunk} off, when the
- * sample does not look as expected.
- */
-const syncShape = ((): { readonly proto: object; readonly key: string } | undefined => {
-  const thunk = () => 0
-  const sample: object = Effect.sync(thunk)
-  const keys = Object.keys(sample).filter((key) => (sample as Record<string, unknown>)[key] === thunk)
-  const proto: unknown = Object.getPrototypeOf(sample)
-  return keys.length === 1 && typeof proto === "object" && proto !== null && proto !== Object.prototype
-    ? { proto, key: keys[0] }
-    : undefined
-})()
-
-/**
- * @internal for an effect made by `Effect.sync(f)`, `f` (not run); `undefined`
- * for every other effect, for a Proxy (effect's runtime reads a Proxy's
- * fields through its traps, so it may run something else or nothing), and
- * for one that cannot be read. Such an effect reads no context and cannot
- * be interrupted or timed out while `f` runs, so running `f` on the
- * caller's fiber is running the effect, where the handler would run in
- * the caller's context: see {@link runSync}.
- */
-export const syncThunk = (direct: Effect.Effect<unknown, unknown>): (() => unknown) | undefined => {
-  if (syncShape === undefined) return undefined
-  try {
-    if (Object.getPrototypeOf(direct) !== syncShape.proto || isProxy(direct)) return undefined
-    const thunk: unknown = (direct as unknown as Record<string, unknown>)[syncShape.key]
-    return typeof thunk === "function" ? thunk as () => unknown : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** @internal `thunk` run now, as an Exit: its value, or a defect with what it threw, as a fiber running it would give */
-export const runSync = (thunk: () => unknown): Exit.Exit<unknown, unknown> => {
-  try {
-    return Exit.succeed(thunk())
-  } catch (defect) {
-    return Exit.die(defect)
   }
 }

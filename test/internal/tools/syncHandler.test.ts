@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Deferred, type Duration, Effect, Exit, Fiber, Layer, Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, Mode } from "../../../src/index.ts"
-import { runSync, syncThunk } from "../../../src/internal/tools/handlerCall.ts"
+import { runSync, syncThunk } from "../../../src/internal/tools/syncNow.ts"
 
 describe("syncThunk and runSync", () => {
   it("finds the function of an Effect.sync without running it (on with the installed effect), and runSync gives its value", () => {
