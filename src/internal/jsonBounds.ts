@@ -91,14 +91,23 @@ const scalarSize = (value: unknown, exact: boolean): number | string => {
 
 /**
  * -1 for an array or a plain object (a container to walk), or the kind of
- * any other object: `JSON.stringify` writes a Date, a Map or a class
- * instance as something else than it is (its `toJSON`, or its own fields),
- * so it would not come back as it went in.
+ * any other object: `JSON.stringify` writes a Date, a Map, a class
+ * instance, or an array or plain object with a `toJSON` method as something
+ * else than it is (what `toJSON` returns, or its own fields), so it would
+ * not come back as it went in.
  */
 const containerKind = (value: object): -1 | string => {
-  if (Array.isArray(value)) return -1
-  const proto: unknown = Object.getPrototypeOf(value)
-  if (proto === Object.prototype || proto === null) return -1
+  if (!Array.isArray(value)) {
+    const proto: unknown = Object.getPrototypeOf(value)
+    if (proto !== Object.prototype && proto !== null) return classKind(proto)
+  }
+  // JSON.stringify writes what a toJSON method returns instead (an own one, hidden or not, an
+  // inherited one, one a Proxy hands out): it may be anything, or throw.
+  return typeof (value as { readonly toJSON?: unknown }).toJSON === "function" ? "value with a toJSON method" : -1
+}
+
+/** The kind of an object of the prototype `proto`, by its constructor's name when it has a short one. */
+const classKind = (proto: unknown): string => {
   const name: unknown = typeof proto === "object" && proto !== null && Object.hasOwn(proto, "constructor")
     ? (proto as { readonly constructor: unknown }).constructor
     : undefined
@@ -192,7 +201,9 @@ const walk = (value: unknown, limits: Limits, exact: boolean): Found => {
           depths.push(depth + 1)
           continue
         }
-        size += own === 0 ? 4 : own // undefined in an array is written as null
+        size += own === 0 ? 4 : own // undefined in an array, or a hole, is written as null
+        // Here, not after the array: a sparse array's holes cost nothing to make and 4 each to write.
+        if (size > limits.maxSize) return tooLarge(limits)
         if (!exact && typeof item === "string") slack += mostEscapes(item)
       }
     } else {

@@ -120,6 +120,19 @@ describe("JsonBounds.check measures as JSON.stringify writes", () => {
     })
   }
 
+  it("a sparse array too long to write is refused after a few of its holes, not walked to its end", () => {
+    // 2^29 - 30 entries pass the count of brackets and commas; the holes, 4 characters each ("null"), do not.
+    let reads = 0
+    const holes = new Proxy(new Array(2 ** 29 - 30), {
+      get: (target, key, receiver) => {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++
+        return Reflect.get(target, key, receiver)
+      }
+    })
+    expect(JsonBounds.check(holes, JsonBounds.storedLimits)).toEqual({ _tag: "TooLarge", limit: JsonBounds.storedLimits.maxSize })
+    expect(reads).toBeLessThan(100)
+  })
+
   it("a cycle is too deep, a throwing getter cannot be read", () => {
     const cyclic: Record<string, unknown> = {}
     cyclic.self = [cyclic]
