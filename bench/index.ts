@@ -49,7 +49,8 @@ const jobs: ReadonlyArray<readonly [id: string, file: string, ...args: Array<str
   ["w3-floor", "w3.ts", "floor"],
   ["parked", "parked.ts", "loopwork"],
   ["parked-floor", "parked.ts", "floor"],
-  ["mem", "mem.ts"]
+  ["mem", "mem.ts"],
+  ["steps", "steps.ts"]
 ]
 const ids = [...jobs.map(([id]) => id), "durable"]
 const only = onlyAt === -1 ? ids : (argv[onlyAt + 1] ?? "").split(",")
@@ -105,6 +106,10 @@ if (history !== undefined) {
 }
 const w1 = results.get("w1") as Figures["w1"] | undefined
 if (w1 !== undefined) console.log(`\nW1 batches (µs/step): ${w1.batches.join(", ")}`)
+const steps = results.get("steps") as Figures["steps"] | undefined
+if (steps !== undefined) {
+  console.log(`steps of effect's runtime (a count, not a time): ${steps.runPerStep} per W1 step through Chain.run, ${steps.streamPerStep} through Chain.stream; ${steps.perExtraCall} per extra Effect.sync call`)
+}
 const mem = results.get("mem") as Figures["mem"] | undefined
 if (mem !== undefined) console.log(`heap after GC every ${(mem.chains / 10).toLocaleString("en-US")} chains (MB): ${mem.heapAfterGcMB.join(", ")}`)
 

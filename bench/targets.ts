@@ -43,6 +43,7 @@ export interface Figures {
   readonly parked: { readonly chains: number; readonly kbPerChain: number }
   readonly "parked-floor": Figures["parked"]
   readonly mem: { readonly chains: number; readonly heapAfterGcMB: ReadonlyArray<number>; readonly growthMB: number }
+  readonly steps: { readonly runPerStep: number; readonly streamPerStep: number; readonly perExtraCall: number }
 }
 
 /** The results of the workloads that ran, by id. */

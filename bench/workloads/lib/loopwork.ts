@@ -24,6 +24,10 @@ export interface LoopworkOptions {
   readonly tools?: number | undefined
   /** `Chain.run` (default) or `Chain.stream`, drained to its last event */
   readonly via?: "run" | "stream" | undefined
+  /** more services for the runtime (a counting tracer, say) */
+  readonly with?: Layer.Layer<never> | undefined
+  /** the echo handler's effect: `Effect.sync` (default) or `Effect.succeed` */
+  readonly handler?: "sync" | "succeed" | undefined
 }
 
 /** A tool the model never calls, for the toolkit-size target. */
@@ -34,22 +38,28 @@ const unused = (i: number) =>
     success: Schema.String
   })
 
-/** The echo tool counting itself in `script`; `toolMs` through Effect.sleep. */
-const echoTool = (script: Script) => {
+/**
+ * The echo tool counting itself in `script`; `toolMs` through Effect.sleep.
+ * Without it, the handler is an `Effect.sync`, or with `succeed`, counts
+ * when called and returns an `Effect.succeed`.
+ */
+const echoTool = (script: Script, succeed: boolean) => {
   const Echo = Tool.make("echo", { description: "Returns its input", parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
   const handler = ({ text }: { readonly text: string }) =>
     script.spec.toolMs > 0
       ? Effect.sync(script.toolStart).pipe(Effect.andThen(Effect.sleep(script.spec.toolMs)), Effect.andThen(Effect.sync(() => (script.toolEnd(), text))))
+      : succeed
+      ? (script.toolStart(), script.toolEnd(), Effect.succeed(text))
       : Effect.sync(() => (script.toolStart(), script.toolEnd(), text))
   return { Echo, handler }
 }
 
 /** The toolkit (echo first, `tools` ≥ 1) and its handler layer. */
-export const toolkitOf = (script: Script, tools: number) => {
-  const { Echo, handler } = echoTool(script)
+export const toolkitOf = (script: Script, tools: number, handler: "sync" | "succeed" = "sync") => {
+  const { Echo, handler: echo } = echoTool(script, handler === "succeed")
   const others = Array.from({ length: tools - 1 }, (_, i) => unused(i))
   const toolkit = Toolkit.make(Echo, ...others)
-  const handlers: Record<string, unknown> = { echo: handler }
+  const handlers: Record<string, unknown> = { echo }
   for (const other of others) handlers[other.name] = () => Effect.die(new Error(`${other.name} was called`))
   // A toolkit made from an array is not typed tool by tool, so neither are its handlers.
   return { toolkit, handlers: toolkit.toLayer(handlers as never) }
@@ -96,8 +106,8 @@ const chainText = <Tools extends Record<string, Tool.Any>>(script: Script, toolk
 export const loopworkRunner = (script: Script, options: LoopworkOptions = {}): Runner => {
   const tools = options.tools ?? 1
   const via = options.via ?? "run"
-  const model = scriptedModel(script).layer
+  const model = Layer.merge(scriptedModel(script).layer, options.with ?? Layer.empty)
   if (tools === 0) return runnerOf(script, model, chainText(script, Toolkit.empty, via))
-  const { handlers, toolkit } = toolkitOf(script, tools)
+  const { handlers, toolkit } = toolkitOf(script, tools, options.handler)
   return runnerOf(script, Layer.mergeAll(model, handlers), chainText(script, toolkit, via))
 }
