@@ -34,7 +34,7 @@
  *
  * @internal
  */
-import type { Response } from "effect/ai"
+import { Response } from "effect/ai"
 import { has, type Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import { thrownMessage } from "./errorText.ts"
@@ -94,9 +94,61 @@ const resultProblem = (part: Response.ToolResultPart<string, unknown, unknown>, 
   return problem === undefined ? undefined : `the result was ${JsonBounds.describe(problem)}`
 }
 
+/** effect/ai's finish reasons: a part that claims another one is not a response part. */
+const finishReasons: ReadonlySet<unknown> = new Set(Response.FinishReason.literals)
+
 /**
- * Why `answer` does not have the shape of a response — an array of
- * objects, each with a string `type` — or `undefined`. Never throws (a
+ * Why `part` is not a response part the loop can keep — an object with a
+ * string `type`; for text and reasoning a string `text`, for their stream
+ * pieces a string `id` (and `delta`), for a finish one of effect/ai's
+ * reasons — or `undefined`. May throw (a getter), like reading it would.
+ */
+const partProblem = (part: unknown): string | undefined => {
+  if (typeof part !== "object" || part === null) return "is not a response part (an object with a string type)"
+  const { type } = part as { readonly type?: unknown }
+  switch (type) {
+    case "text":
+    case "reasoning":
+      return typeof (part as { readonly text?: unknown }).text === "string" ? undefined : `is a ${type} part whose text is not a string`
+    case "text-delta":
+    case "reasoning-delta":
+      return typeof (part as { readonly delta?: unknown }).delta !== "string"
+        ? `is a ${type} part whose delta is not a string`
+        : typeof (part as { readonly id?: unknown }).id === "string" ? undefined : `is a ${type} part whose id is not a string`
+    case "text-start":
+    case "text-end":
+    case "reasoning-start":
+    case "reasoning-end":
+      return typeof (part as { readonly id?: unknown }).id === "string" ? undefined : `is a ${type} part whose id is not a string`
+    case "finish":
+      return finishReasons.has((part as { readonly reason?: unknown }).reason) ? undefined : "is a finish part with a reason effect/ai does not have"
+    default:
+      return typeof type === "string" ? undefined : "is not a response part (an object with a string type)"
+  }
+}
+
+/**
+ * Why `parts` (a whole answer, or a chunk of a streamed one) holds a part
+ * the loop cannot keep (see {@link partProblem}), or `undefined`. Never
+ * throws.
+ *
+ * @internal
+ */
+export const partsProblem = (parts: ReadonlyArray<unknown>): string | undefined => {
+  try {
+    for (let i = 0; i < parts.length; i++) {
+      const problem = partProblem(parts[i])
+      if (problem !== undefined) return `a list whose part ${i + 1} ${problem}`
+    }
+    return undefined
+  } catch (error) {
+    return `a value that cannot be read (${thrownMessage(error)})`
+  }
+}
+
+/**
+ * Why `answer` does not have the shape of a response — an array of parts
+ * the loop can keep ({@link partsProblem}) — or `undefined`. Never throws (a
  * JavaScript model may answer with anything, a revoked proxy included).
  *
  * @internal
@@ -104,16 +156,10 @@ const resultProblem = (part: Response.ToolResultPart<string, unknown, unknown>, 
 export const shapeProblem = (answer: unknown): string | undefined => {
   try {
     if (!Array.isArray(answer)) return `${answer === null ? "null" : typeof answer}, not a list of response parts`
-    for (let i = 0; i < answer.length; i++) {
-      const part: unknown = answer[i]
-      if (typeof part !== "object" || part === null || typeof (part as { readonly type?: unknown }).type !== "string") {
-        return `a list whose part ${i + 1} is not a response part (an object with a string type)`
-      }
-    }
-    return undefined
   } catch (error) {
     return `a value that cannot be read (${thrownMessage(error)})`
   }
+  return partsProblem(answer)
 }
 
 /**

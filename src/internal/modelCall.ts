@@ -149,6 +149,9 @@ const streamed = (
     // A JavaScript model may return anything: what is not a Stream fails the call here (safelyNow catches the throw).
     if (!Stream.isStream(stream)) throw new Error("the model's stream returned something that is not a Stream")
     const received = Stream.runForEachArray(stream as Stream.Stream<Response.AnyPart, ChatModelError>, (chunk) => {
+      // Checked as it arrives: a delta that is not text must not reach the run's events.
+      const problem = Arrival.partsProblem(chunk)
+      if (problem !== undefined) return Effect.fail(unusableAnswer(problem))
       for (const part of chunk) parts.push(part)
       return reportDeltas(chunk, report, call) ?? Effect.void
     })
