@@ -57,6 +57,33 @@ export const refusedKey = "~loopwork/refused"
 export const refused = (reason: string): { readonly [refusedKey]: string } => ({ [refusedKey]: reason })
 
 /**
+ * `calls` with the arguments of each that `limits` do not allow replaced by
+ * a refusal (its handler then never runs), but for those `held`; `calls`
+ * itself when every one is within them. For the calls a round runs: arguments may come from an edit
+ * or a stored chain as well as from the model, whose answer is checked on
+ * arrival.
+ *
+ * @internal
+ */
+export const boundedCalls = <C extends { readonly id: string; readonly params: unknown }>(
+  calls: ReadonlyArray<C>,
+  limits: JsonBounds.Limits,
+  held: (id: string) => boolean
+): ReadonlyArray<C> => {
+  let out: Array<C> | undefined
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i]
+    // Refused arguments are left as they are (the round fails the call with their reason), and so are
+    // those of a call still held for a decision or a result: it stays pending as the transcript shows it.
+    const problem = refusalOf(call.params) === undefined && !held(call.id) ? argumentsProblem(call.params, limits) : undefined
+    if (problem === undefined) continue
+    out ??= calls.slice()
+    out[i] = { ...call, params: refused(problem) }
+  }
+  return out ?? calls
+}
+
+/**
  * Why the loop refused these arguments, if they are refused ones. Read from
  * the value's shape, so a stored chain keeps the refusal; a model that sends
  * this shape itself only gets a failed result.
@@ -81,7 +108,13 @@ export const isCallId = (id: unknown): id is string => typeof id === "string" &&
 
 const usable = (name: unknown): name is string => typeof name === "string" && name.length > 0 && name.length <= maxIdLength
 
-const argumentsProblem = (params: unknown, limits: JsonBounds.Limits): string | undefined => {
+/**
+ * Why these tool-call arguments may not be kept under `limits` (missing,
+ * too deep, too large, not JSON data), or `undefined`.
+ *
+ * @internal
+ */
+export const argumentsProblem = (params: unknown, limits: JsonBounds.Limits): string | undefined => {
   if (params === undefined) return "the arguments were missing"
   const problem = JsonBounds.check(params, limits)
   return problem === undefined ? undefined : `the arguments were ${JsonBounds.describe(problem)}`

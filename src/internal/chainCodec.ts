@@ -28,15 +28,10 @@ StoredResult
 } from "./chainDocument.ts"
 import { chainProblem } from "./chainInput.ts"
 import { shortJson, thrownMessage } from "./errorText.ts"
+import { checkEnvelope, documentLimits } from "./documentEnvelope.ts"
 
 
 const encodeDocument = Schema.encodeEffect(Document)
-
-/** How deep a document may nest: stored values up to the ceiling, plus the document's own levels. */
-const documentLimits: JsonBounds.Limits = {
-  maxDepth: JsonBounds.depthCeiling + 8,
-  maxSize: JsonBounds.storedLimits.maxSize
-}
 
 const noResults: ReadonlyMap<string, unknown> = new Map()
 
@@ -160,34 +155,6 @@ const recordOf = <A>(map: ReadonlyMap<string, A>): Record<string, A> => {
 }
 
 const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
-
-const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unknown>, ChainCodecError> => {
-  let document = input
-  if (typeof input === "string") {
-    try {
-      document = JSON.parse(input)
-    } catch (error) {
-      return Effect.fail(decodeFailure(`the text is not valid JSON (${(error as SyntaxError).message})`))
-    }
-  }
-  if (typeof document !== "object" || document === null || Array.isArray(document)) {
-    return Effect.fail(decodeFailure("expected a JSON object written by Chain.encode"))
-  }
-  // Bounded first: everything after reads (and quotes) the document's values.
-  const problem = JsonBounds.check(document, documentLimits)
-  if (problem !== undefined) return Effect.fail(decodeFailure(`the document is ${JsonBounds.describe(problem)}`))
-  const format = Object.hasOwn(document, "format") ? (document as { format?: unknown }).format : undefined
-  const version = Object.hasOwn(document, "version") ? (document as { version?: unknown }).version : undefined
-  if (format !== "loopwork/chain") {
-    return Effect.fail(decodeFailure(`expected format "loopwork/chain", got ${shortJson(format)}`))
-  }
-  if (version !== 1 && version !== formatVersion) {
-    return Effect.fail(decodeFailure(
-      `unsupported format version ${version === undefined ? "(missing)" : shortJson(version)}; this loopwork reads versions 1 and ${formatVersion}`
-    ))
-  }
-  return Effect.succeed(document as Record<string, unknown>)
-}
 
 const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
   const tool = Object.hasOwn(toolkit.tools, encoded.name) ? toolkit.tools[encoded.name] : undefined
@@ -325,7 +292,9 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     }
     const inconsistent = inconsistency(document, toolkit)
     if (inconsistent !== undefined) return yield* decodeFailure(`the document contradicts itself: ${inconsistent}`)
-    const ungranted = given.signingKey === undefined && given.trustUnsignedApprovals !== true ? unsignedApproval(states) : undefined
+    const ungranted = given.signingKey === undefined && given.trustUnsignedApprovals !== true
+      ? unsignedApproval(states, document.pendingToolCalls, toolkit)
+      : undefined
     if (ungranted !== undefined) return yield* decodeFailure(ungranted)
     const stored = restoreResults(document)
     if (typeof stored === "string") return yield* decodeFailure(stored)

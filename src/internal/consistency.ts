@@ -46,6 +46,22 @@ const lastIndexOf = (messages: ReadonlyArray<Prompt.Message>, role: Prompt.Messa
 /** Deep equality of two JSON values (key order does not matter). */
 const sameJson = (a: unknown, b: unknown): boolean => a === b || canonical(a) === canonical(b)
 
+/** The first id of `made` that a tool call of an assistant message before `at` has too, or `undefined`. */
+const earlierCallWith = (
+  messages: ReadonlyArray<Prompt.Message>,
+  at: number,
+  made: ReadonlyMap<string, Prompt.ToolCallPart>
+): string | undefined => {
+  for (let i = 0; i < at; i++) {
+    const message = messages[i]
+    if (message.role !== "assistant") continue
+    for (const part of message.content) {
+      if (typeof part !== "string" && part.type === "tool-call" && made.has(part.id)) return part.id
+    }
+  }
+  return undefined
+}
+
 /** The open round's checks: pending calls, results and states against the last assistant message. */
 const openRound = (stored: Stored, toolkit: Toolkit.Any): string | undefined => {
   const roundResults = stored.roundResults ?? []
@@ -61,6 +77,10 @@ const openRound = (stored: Stored, toolkit: Toolkit.Any): string | undefined => 
     if (typeof part === "string" || part.type !== "tool-call" || part.providerExecuted) continue
     if (made.has(part.id)) return `the last assistant message makes two tool calls with id ${quote(part.id)}`
     made.set(part.id, part)
+  }
+  const reused = earlierCallWith(stored.messages, at, made)
+  if (reused !== undefined) {
+    return `tool call ${quote(reused)} of the open round has the id of an earlier call (the loop never gives two calls one id, so a decision made for the earlier call could act on it)`
   }
   const seen = new Set<string>()
   for (const call of stored.pendingToolCalls) {

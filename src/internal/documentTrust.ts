@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import type { Toolkit } from "effect/ai"
 import type { SigningKey } from "./chainDocument.ts"
 import { shortJson } from "./errorText.ts"
 import * as Signature from "./signature.ts"
@@ -30,14 +31,29 @@ export const signatureProblem = (document: Record<string, unknown>, key: Signing
 /**
  * @internal why a document read without a signing key may not hold
  * `states`: the first approval in it (a human's decision that only a
- * signature can vouch for), or `undefined` when it holds none
+ * signature can vouch for), or `undefined` when it holds none. A call of an
+ * external tool that needs approval and awaits its result says it was
+ * approved too: that is the only way such a call comes to await it.
  */
-export const unsignedApproval = (states: { readonly [id: string]: { readonly _tag: string } }): string | undefined => {
+export const unsignedApproval = (
+  states: { readonly [id: string]: { readonly _tag: string } },
+  pending: ReadonlyArray<{ readonly id: string; readonly name: string }>,
+  toolkit: Toolkit.Any
+): string | undefined => {
+  const names = new Map(pending.map((call) => [call.id, call.name]))
   for (const id of Object.keys(states)) {
-    if (states[id]._tag !== "Approved") continue
-    return `the document approves call ${shortJson(id)} but is not signed, so anyone who can write where it is kept ` +
+    const tag = states[id]._tag
+    if (tag !== "Approved" && !(tag === "AwaitingResult" && gated(toolkit, names.get(id)))) continue
+    return `the document ${tag === "Approved" ? "approves" : "says a human approved"} call ${shortJson(id)} but is not signed, so anyone who can write where it is kept ` +
       `could have approved it; sign documents (Chain.encode(chain, { signingKey }) and Chain.decode(json, { signingKey })), ` +
       `or, when nothing but your own service can write there, pass { trustUnsignedApprovals: true }`
   }
   return undefined
+}
+
+/** Whether the toolkit's tool `name` may need approval (a `needsApproval` of anything but false). */
+const gated = (toolkit: Toolkit.Any, name: string | undefined): boolean => {
+  if (name === undefined || !Object.hasOwn(toolkit.tools, name)) return false
+  const needs: unknown = toolkit.tools[name].needsApproval
+  return needs !== undefined && needs !== false
 }

@@ -4,8 +4,7 @@
  * copy and keeps the copy, so a getter that answers differently on a later
  * read, or an object the client changes after the call, cannot change what
  * was checked and approved. A value that cannot be copied (a getter that
- * throws, a proxy, a function) is refused; one nested too deeply to copy is
- * left to the checks, which refuse it as too deep.
+ * throws, a proxy, a function, nesting too deep to copy) is refused.
  *
  * @internal
  */
@@ -18,9 +17,37 @@ export const snapshot = (input: unknown): Result.Result<unknown, string> => {
   try {
     return Result.succeed(structuredClone(input))
   } catch (error) {
-    // Nested too deeply to copy: too deeply to keep in a chain as well, so the checks that follow
-    // refuse it (with the value's own error), and nothing of it is kept to change later.
-    if (error instanceof RangeError) return Result.succeed(input)
+    // Nested too deeply for structuredClone's recursion: copied without recursion instead, so the
+    // checks that follow refuse the copy as too deep, and nothing of the caller's value is kept (a
+    // getter that throws a RangeError once must not get its value past the copy).
+    if (error instanceof RangeError) return deepCopy(input)
+    return Result.fail(`it cannot be copied (${redactSecrets(messageOf(error))})`)
+  }
+}
+
+/** Arrays and plain objects of JSON-like data copied without recursion; anything else cannot be. */
+const deepCopy = (input: unknown): Result.Result<unknown, string> => {
+  try {
+    const root = { value: input }
+    const out: { value?: unknown } = {}
+    const stack: Array<readonly [from: Record<string, unknown>, to: Record<string, unknown>]> = [[root, out]]
+    for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+      const [from, to] = top
+      for (const key of Object.keys(from)) {
+        const value = from[key]
+        let copy: unknown = value
+        if (typeof value === "function" || typeof value === "symbol") return Result.fail(`it cannot be copied (it holds a ${typeof value})`)
+        if (typeof value === "object" && value !== null) {
+          const proto: unknown = Object.getPrototypeOf(value)
+          if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return Result.fail("it cannot be copied (it holds an object that is not plain data)")
+          copy = Array.isArray(value) ? new Array<unknown>(value.length) : {}
+          stack.push([value as Record<string, unknown>, copy as Record<string, unknown>])
+        }
+        Object.defineProperty(to, key, { value: copy, enumerable: true, writable: true, configurable: true })
+      }
+    }
+    return Result.succeed(out.value)
+  } catch (error) {
     return Result.fail(`it cannot be copied (${redactSecrets(messageOf(error))})`)
   }
 }

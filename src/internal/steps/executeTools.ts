@@ -18,7 +18,8 @@ import { Cut, Held, type Settled } from "../tools/settled.ts"
 import { MaxFailuresExceeded, ToolCallFailed } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
-import { stopRequested } from "./callLlm.ts"
+import { limitsOf, stopRequested } from "./callLlm.ts"
+import { boundedCalls } from "../arrival.ts"
 import { continued, lift, optionsProblem, refused, type Step } from "../step.ts"
 
 /**
@@ -29,6 +30,10 @@ import { continued, lift, optionsProblem, refused, type Step } from "../step.ts"
  * - `maxFailures`: consecutive failed rounds that end the loop (default 3).
  * - `toolTimeout`: timeout of each call of a tool that declares none.
  * - `onToolFailure`: policies per kind of failure (see `ToolFailurePolicy`).
+ * - `maxArgumentDepth`, `maxArgumentSize`: the arguments a call may run
+ *   with (defaults 64 levels, 1,000,000 characters of JSON), as for the
+ *   model's answers: an edit or a stored chain's pending call past them
+ *   fails as a "parameters" failure, and its handler never runs.
  *
  * @example
  * ```ts
@@ -40,7 +45,9 @@ import { continued, lift, optionsProblem, refused, type Step } from "../step.ts"
  * @category models
  * @since 0.1.0
  */
-export interface ToolOptions extends Pick<Options, "concurrency" | "maxFailures" | "toolTimeout" | "onToolFailure" | "stop"> {}
+export interface ToolOptions
+  extends Pick<Options, "concurrency" | "maxFailures" | "toolTimeout" | "onToolFailure" | "stop" | "maxArgumentDepth" | "maxArgumentSize">
+{}
 
 /** @internal */
 export const toolMessage = (results: ReadonlyArray<ToolResult>): Prompt.ToolMessage => {
@@ -155,6 +162,9 @@ const roundOutcome = (chain: Chain, maxFailures: number) => (settled: ReadonlyAr
   return cut ? new Outcome.Pause(next, stopRequested) : new Outcome.Continue(next)
 }
 
+/** Whether a call in `state` waits for a decision or a result (the round holds it, and runs nothing). */
+const isHeld = (state: CallState | undefined): boolean => state?._tag === "AwaitingApproval" || state?._tag === "AwaitingResult"
+
 /** @internal */
 export const executeToolsStep = (options: ToolOptions): Step => {
   const maxFailures = options.maxFailures ?? defaults.maxFailures
@@ -164,6 +174,7 @@ export const executeToolsStep = (options: ToolOptions): Step => {
     onFailure: options.onToolFailure,
     stop: options.stop
   }
+  const limits = limitsOf(options)
   return lift((chain) => {
     const pending = chain.pendingToolCalls
     if (pending.length === 0) {
@@ -178,7 +189,7 @@ export const executeToolsStep = (options: ToolOptions): Step => {
     return contextNow((services: Context.Context<never>) => runRound(
       services,
       compile(chain.toolkit),
-      pending,
+      boundedCalls(pending, limits, (id) => isHeld(chain.callStates.get(id))),
       chain.callStates,
       chain.messages,
       policy,
