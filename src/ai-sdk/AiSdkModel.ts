@@ -44,13 +44,17 @@
  * - the response: text, reasoning, tool calls (arguments parsed from JSON; a
  *   malformed argument text is passed on as a string, which the tool's
  *   Schema rejects, so the model is told and can correct itself), usage,
- *   the finish reason, and the response's id, model and time (a
+ *   the finish reason (one of effect/ai's: a `unified` reason the provider
+ *   makes up, or none, is "other"), and the response's id, model and time (a
  *   `response-metadata` part, whole or streamed, from which a traced run's
  *   `chat` span takes `gen_ai.response.id` and `gen_ai.response.model`; the
  *   id and model are cut to 256 characters, credentials redacted);
  * - errors: `LoopError.ModelCallFailed` with the provider's message, the HTTP
- *   `status`, `retryAfterMillis` (from `retry-after-ms` / `retry-after`) and
- *   `retryable`; an unfinished stream (no finish part, or the provider's
+ *   `status` (when the error's `statusCode` is one: an integer from 100 to
+ *   599), `retryAfterMillis` (from `retry-after-ms` / `retry-after`) and
+ *   `retryable`; an error whose fields cannot be read, and a response or
+ *   stream part that cannot be (`null`, a getter that throws), fail the call
+ *   too, never die; an unfinished stream (no finish part, or the provider's
  *   "interrupted" finish) and a timeout are retryable failures. A prompt the
  *   request cannot be built from (a value nested too deeply to serialise, a
  *   cycle, a BigInt, a prompt the provider refuses before sending) is a
@@ -73,13 +77,13 @@ import type {
   LanguageModelV4CallOptions,
   LanguageModelV4FunctionTool,
   LanguageModelV4GenerateResult,
-  LanguageModelV4Prompt
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart
 } from "@ai-sdk/provider"
 import { Duration, Effect, Layer, Stream } from "effect"
 import type { Prompt, Response, Tool } from "effect/ai"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
-import { messageOf } from "../internal/describe.ts"
 import * as Errors from "./internal/errors.ts"
 import * as FromProvider from "./internal/fromProvider.ts"
 import { convertedOrInvalid } from "./internal/convertedOrInvalid.ts"
@@ -215,8 +219,11 @@ export const toProviderTools: (tools: ReadonlyArray<Tool.Any>) => ReadonlyArray<
 /**
  * The response parts of a provider's whole response; given the result's
  * `response` (its id, model id and time), a `response-metadata` part comes
- * first. Throws `InvalidInput` for content, a finish reason or usage of the
- * wrong shape (from JavaScript).
+ * first. The finish reason is one of effect/ai's: the provider's when it is
+ * one (v4's `unified`, or a bare v2-style string), else "other" (a made-up,
+ * missing or "interrupted" `unified` reason). Throws `InvalidInput` for
+ * content, or a finish reason, of the wrong shape (from JavaScript); usage
+ * counts that are not integers are left out.
  *
  * @example
  * ```ts
@@ -406,17 +413,29 @@ const generateWith = (model: LanguageModelV4, built: Build, timeout: Duration.Du
 /**
  * A whole response's parts. The provider's result is hostile: one that
  * cannot be read (a `finishReason` or `content` missing or of the wrong
- * type) fails the call, not retried, instead of dying.
+ * type) fails the call, not retried, instead of dying; a `unified` reason
+ * effect/ai does not have (or none) is "other".
  */
 const responseOf = (result: LanguageModelV4GenerateResult): Effect.Effect<ReadonlyArray<Response.AnyPart>, ModelCallFailed> => {
   try {
-    return result.finishReason.unified === "interrupted"
+    return FromProvider.isInterrupted(result.finishReason)
       ? Effect.fail(Errors.unfinished)
       : Effect.succeed(FromProvider.fromProviderContent(result.content, result.finishReason, result.usage, result.response))
   } catch (error) {
-    return Effect.fail(
-      new ModelCallFailed({ description: `the provider's response cannot be read: ${messageOf(error)}`, cause: error, retryable: false })
-    )
+    return Effect.fail(Errors.unreadable(error))
+  }
+}
+
+/**
+ * A stream part as a response part (see `FromProvider.streamPart`). The
+ * provider's part is hostile: one that cannot be read (a getter that throws)
+ * fails the call, not retried, instead of dying.
+ */
+const arrived = (part: LanguageModelV4StreamPart): Response.AnyPart | ModelCallFailed | undefined => {
+  try {
+    return FromProvider.streamPart(part)
+  } catch (error) {
+    return Errors.unreadable(error)
   }
 }
 
@@ -439,9 +458,7 @@ const streamWith = (model: LanguageModelV4, built: Build, timeout: Duration.Dura
           let finished = false
           return Stream.fromReadableStream({ evaluate: () => result.stream, onError: Errors.failureOf }).pipe(
             Stream.mapEffect((part) => {
-              // A stream the provider saw cut off ends with an "interrupted" finish: not an answer.
-              if (part.type === "finish" && part.finishReason.unified === "interrupted") return Effect.fail(Errors.unfinished)
-              const mapped = FromProvider.streamPart(part)
+              const mapped = arrived(part)
               if (mapped instanceof ModelCallFailed) return Effect.fail(mapped)
               if (mapped?.type === "finish") finished = true
               return Effect.succeed(mapped)

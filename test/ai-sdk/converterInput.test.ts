@@ -24,7 +24,8 @@ const rows: ReadonlyArray<readonly [name: string, call: () => unknown, field: st
   ["an empty object as a tool", () => loose.toProviderTools([{}]), "tools"],
   ["null content", () => loose.fromProviderContent(null, stop, usage), "content"],
   ["a null content part", () => loose.fromProviderContent([null], stop, usage), "content"],
-  ["a null finish reason", () => loose.fromProviderContent([], null, usage), "content"]
+  ["a null finish reason", () => loose.fromProviderContent([], null, usage), "content"],
+  ["a finish reason that is a number", () => loose.fromProviderContent([], 5, usage), "content"]
 ]
 
 describe("AiSdkModel converters given the wrong values", () => {

@@ -8,24 +8,9 @@
  * @internal
  */
 import { Duration } from "effect"
-import { describe } from "../../internal/describe.ts"
+import { describe, messageOf, safeString } from "../../internal/describe.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
-
-interface ApiCallErrorLike {
-  readonly message: string
-  readonly statusCode?: number | undefined
-  readonly responseHeaders?: Record<string, string> | undefined
-  readonly isRetryable: boolean
-}
-
-/**
- * An `APICallError`, or the plain error object providers put in a stream's
- * `error` part (`{ message, statusCode?, isRetryable? }`).
- */
-const isApiCallError = (u: unknown): u is ApiCallErrorLike =>
-  typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string" &&
-  typeof (u as { isRetryable?: unknown }).isRetryable === "boolean"
 
 /**
  * @internal how long the headers ask to wait, in milliseconds (public,
@@ -50,31 +35,85 @@ const header = (headers: Record<string, string>, name: string): string | undefin
   return typeof value === "string" ? value : undefined
 }
 
-/** The message of an error object that is not an `Error` (providers stream such objects), else `describe`'s text. */
-const describeFailure = (u: unknown): string =>
-  !(u instanceof Error) && typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string"
-    ? (u as { message: string }).message
-    : describe(u)
+/** HTTP status codes: a `statusCode` outside them (or not an integer) is left out. */
+const isHttpStatus = (u: unknown): u is number => Number.isInteger(u) && (u as number) >= 100 && (u as number) <= 599
+
+/** Whether `u` is an `Error`; `false` when asking throws (a revoked proxy). */
+const isError = (u: unknown): boolean => {
+  try {
+    return u instanceof Error
+  } catch {
+    return false
+  }
+}
+
+/** Stands in for a provider's message that cannot be read (a getter that throws). */
+const unreadableMessage = "the provider's error (its message cannot be read)"
+
+/**
+ * What a provider's error says, each field read once (a getter may throw, or
+ * answer differently a second time): an `APICallError`, or the plain error
+ * object providers put in a stream's `error` part (`{ message, statusCode?,
+ * isRetryable? }`). Read after {@link scrub}, so the message is redacted.
+ */
+const fieldsOf = (error: unknown) => {
+  if ((typeof error !== "object" && typeof error !== "function") || error === null) {
+    return { description: describe(error), retryable: undefined, status: undefined, headers: undefined }
+  }
+  const message = readOr(error, "message", unreadableMessage)
+  const isRetryable = read(error, "isRetryable")
+  const retryable = typeof isRetryable === "boolean" ? isRetryable : undefined
+  const status = read(error, "statusCode")
+  const headers = read(error, "responseHeaders")
+  return {
+    // An APICallError's message, or a plain error object's (providers stream those); else `describe`'s text.
+    description: message === unreadableMessage || (typeof message === "string" && (retryable !== undefined || !isError(error)))
+      ? message as string
+      : describe(error),
+    retryable,
+    status: isHttpStatus(status) ? status : undefined,
+    headers: typeof headers === "object" && headers !== null ? headers as Record<string, string> : undefined
+  }
+}
+
+/** `retryAfterMillis` of headers that may be hostile (a getter that throws): `undefined` then. */
+const safeRetryAfter = (headers: Record<string, string> | undefined): number | undefined => {
+  try {
+    return retryAfterMillis(headers, Date.now())
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * @internal the typed failure for anything a provider call threw or streamed,
- * the error kept as a scrubbed `cause` (public, documented, as `AiSdkModel.failureOf`)
+ * the error kept as a scrubbed `cause` (public, documented, as `AiSdkModel.failureOf`).
+ * Never throws: a field that cannot be read, or a `statusCode` that is not
+ * an HTTP status, is left out.
  */
 export const failureOf = (error: unknown): ModelCallFailed => {
-  if (error instanceof ModelCallFailed) return error
+  if (isModelCallFailed(error)) return error
   scrub(error)
-  if (isApiCallError(error)) {
-    const after = retryAfterMillis(error.responseHeaders, Date.now())
-    return new ModelCallFailed({
-      description: error.message,
-      cause: error,
-      retryable: error.isRetryable,
-      ...(error.statusCode === undefined ? {} : { status: error.statusCode }),
-      ...(after === undefined ? {} : { retryAfterMillis: after })
-    })
+  const { description, headers, retryable, status } = fieldsOf(error)
+  // An APICallError says whether to retry; network errors, unfinished streams, unparsable responses: trying again may help.
+  if (retryable === undefined) return new ModelCallFailed({ description, cause: error, retryable: true })
+  const after = safeRetryAfter(headers)
+  return new ModelCallFailed({
+    description,
+    cause: error,
+    retryable,
+    ...(status === undefined ? {} : { status }),
+    ...(after === undefined ? {} : { retryAfterMillis: after })
+  })
+}
+
+/** Whether `u` is a `ModelCallFailed` already; `false` when asking throws (a revoked proxy). */
+const isModelCallFailed = (u: unknown): u is ModelCallFailed => {
+  try {
+    return u instanceof ModelCallFailed
+  } catch {
+    return false
   }
-  // Network errors, unfinished streams, unparsable responses: trying again may help.
-  return new ModelCallFailed({ description: describeFailure(error), cause: error, retryable: true })
 }
 
 /** Own string properties of a provider error that may hold a credential. */
@@ -96,19 +135,39 @@ const scrub = (error: unknown): void => {
     if (typeof value !== "string") continue
     const safe = redactSecrets(value)
     if (safe === value) continue
-    const enumerable = Object.getOwnPropertyDescriptor(error, key)?.enumerable ?? false
+    const enumerable = descriptorOf(error, key)?.enumerable ?? false
     redefine(error, key, { value: safe, writable: true, configurable: true, enumerable })
   }
   for (const key of unprinted) {
-    const descriptor = Object.getOwnPropertyDescriptor(error, key)
+    const descriptor = descriptorOf(error, key)
     if (descriptor?.enumerable === true) redefine(error, key, { ...descriptor, enumerable: false })
   }
 }
 
-/** `target[key]`, or `undefined` when reading it throws. */
-const read = (target: object, key: string): unknown => {
+/** `target[key]`, or `fallback` when reading it throws (a hostile getter, a revoked proxy). */
+const readOr = (target: object, key: string, fallback: unknown): unknown => {
   try {
     return Reflect.get(target, key)
+  } catch {
+    return fallback
+  }
+}
+
+/** @internal `target[key]`, or `undefined` when reading it throws (a hostile getter, a revoked proxy) */
+export const read = (target: object, key: string): unknown => readOr(target, key, undefined)
+
+/**
+ * @internal the failure of a provider response or stream part the bridge
+ * cannot read (a missing field, one of the wrong type, a getter that throws);
+ * not retried
+ */
+export const unreadable = (error: unknown): ModelCallFailed =>
+  new ModelCallFailed({ description: `the provider's response cannot be read: ${messageOf(error)}`, cause: error, retryable: false })
+
+/** `target`'s own property `key`, or `undefined` when asking throws (a revoked proxy). */
+const descriptorOf = (target: object, key: string): PropertyDescriptor | undefined => {
+  try {
+    return Object.getOwnPropertyDescriptor(target, key)
   } catch {
     return undefined
   }
@@ -122,7 +181,8 @@ const redefine = (target: object, key: string, descriptor: PropertyDescriptor): 
   }
 }
 
-const isErrorNamed = (u: unknown, names: ReadonlySet<string>): u is Error => u instanceof Error && names.has(u.name)
+/** Whether `u` is an `Error` named one of `names`; never throws (a hostile getter, a revoked proxy). */
+const isErrorNamed = (u: unknown, names: ReadonlySet<string>): u is Error => isError(u) && names.has(read(u as Error, "name") as string)
 
 /** Errors JavaScript throws for a value it cannot serialise (too deep, cyclic, a BigInt, …). */
 const serialisationErrors: ReadonlySet<string> = new Set(["RangeError", "TypeError"])
@@ -135,9 +195,12 @@ const refusedPromptErrors: ReadonlySet<string> = new Set([
 ])
 
 /** A `TypeError` from the network (`fetch failed`, a reset socket, …): trying again may help. */
-const isNetworkError = (error: Error): boolean =>
-  /fetch|network|socket|terminated|connect|timed? ?out|abort/i.test(error.message) ||
-  typeof (error.cause as { readonly code?: unknown } | undefined)?.code === "string"
+const isNetworkError = (error: Error): boolean => {
+  const message = read(error, "message")
+  const cause = read(error, "cause")
+  return (typeof message === "string" && /fetch|network|socket|terminated|connect|timed? ?out|abort/i.test(message)) ||
+    (typeof cause === "object" && cause !== null && typeof read(cause, "code") === "string")
+}
 
 /**
  * @internal the failure for a request that could not be built from `prompt`:
@@ -145,7 +208,7 @@ const isNetworkError = (error: Error): boolean =>
  */
 export const unbuildable = (error: unknown): ModelCallFailed => {
   scrub(error)
-  const what = error instanceof Error ? `${error.name}: ${error.message}` : describe(error)
+  const what = isError(error) ? `${safeString(read(error as Error, "name"))}: ${safeString(read(error as Error, "message"))}` : describe(error)
   return new ModelCallFailed({
     description: isErrorNamed(error, refusedPromptErrors)
       ? `the provider refused this prompt before sending it (${what}); it is not retried, since the same ` +

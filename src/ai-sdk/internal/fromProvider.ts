@@ -20,7 +20,7 @@ import { Response } from "effect/ai"
 import * as Parts from "../../internal/parts.ts"
 import { spanText } from "../../internal/tracing.ts"
 import type { ModelCallFailed } from "../../LoopError.ts"
-import { failureOf } from "./errors.ts"
+import { failureOf, read, unfinished, unreadable } from "./errors.ts"
 
 /** Arguments as JSON, or the raw text when it is not JSON (the tool's Schema then rejects it). */
 const parseArguments = (input: string): unknown => {
@@ -32,8 +32,42 @@ const parseArguments = (input: string): unknown => {
   }
 }
 
-const finishReasonOf = (reason: LanguageModelV4FinishReason): Response.FinishReason =>
-  reason.unified === "interrupted" ? "other" : reason.unified
+/** effect/ai's finish reasons: the only ones the chain, its events and spans may hold. */
+const finishReasons: ReadonlySet<unknown> = new Set(Response.FinishReason.literals)
+
+/**
+ * The provider's finish reason, its value read once: "interrupted" for v4's
+ * cut-off response, else one of effect/ai's reasons: the provider's when it
+ * is one (v4's `unified`, or the reason itself when it is a bare string, the
+ * v2 shape, from a model that claims v4), else "other" (a made-up, missing
+ * or unreadable `unified` is never passed on: it could be anything, a
+ * credential included). `undefined` when the finish reason is neither an
+ * object nor a string: the response cannot be read. Never throws.
+ */
+const reasonOf = (reason: unknown): Response.FinishReason | "interrupted" | undefined => {
+  if (typeof reason !== "string" && (typeof reason !== "object" || reason === null)) return undefined
+  const unified = typeof reason === "string" ? reason : read(reason, "unified")
+  if (unified === "interrupted" && typeof reason === "object") return "interrupted"
+  return finishReasons.has(unified) ? unified as Response.FinishReason : "other"
+}
+
+/** What a finish reason that is neither an object nor a string is said to be, in a failure. */
+const notAReason = (reason: unknown): string =>
+  `the finish reason is ${reason === null ? "null" : typeof reason}, not an object with a unified reason`
+
+/** @internal whether the provider reports its response as cut off (v4's "interrupted" finish) */
+export const isInterrupted = (reason: unknown): boolean => reasonOf(reason) === "interrupted"
+
+/**
+ * One of effect/ai's finish reasons for the provider's (see
+ * {@link reasonOf}); "interrupted" is "other". Throws for one that is
+ * neither an object nor a string.
+ */
+const finishReasonOf = (reason: unknown): Response.FinishReason => {
+  const known = reasonOf(reason)
+  if (known === undefined) throw new TypeError(notAReason(reason))
+  return known === "interrupted" ? "other" : known
+}
 
 /** The provider's usage; a count that is not an integer, or a part of it that is missing, is left out. */
 const usageOf = (usage: LanguageModelV4Usage): Response.Usage => {
@@ -104,8 +138,17 @@ export const fromProviderContent = (
   return parts
 }
 
-/** @internal a stream part as a response part; `undefined` for parts the loop does not use */
+/**
+ * @internal a stream part as a response part; `undefined` for parts the loop
+ * does not use; the failure for an error part, an "interrupted" finish or a
+ * part that is not an object. May throw (a hostile getter): the caller
+ * catches.
+ */
 export const streamPart = (part: LanguageModelV4StreamPart): Response.AnyPart | ModelCallFailed | undefined => {
+  // From a hostile provider a part may be anything: what is not an object fails the call.
+  if (typeof part !== "object" || part === null) {
+    return unreadable(`a stream part is ${part === null ? "null" : typeof part}, not an object`)
+  }
   switch (part.type) {
     case "text-start":
     case "reasoning-start":
@@ -121,8 +164,13 @@ export const streamPart = (part: LanguageModelV4StreamPart): Response.AnyPart | 
         : Parts.responseToolCall(part.toolCallId, part.toolName, parseArguments(part.input))
     case "response-metadata":
       return responseMetadata(part)
-    case "finish":
-      return Parts.responseFinish(finishReasonOf(part.finishReason), usageOf(part.usage))
+    case "finish": {
+      // A stream the provider saw cut off ends with an "interrupted" finish: not an answer.
+      const given: unknown = part.finishReason
+      const reason = reasonOf(given)
+      if (reason === undefined) return unreadable(notAReason(given))
+      return reason === "interrupted" ? unfinished : Parts.responseFinish(reason, usageOf(part.usage))
+    }
     case "error":
       return failureOf(part.error)
     default:
