@@ -60,8 +60,9 @@ export const refused = (reason: string): { readonly [refusedKey]: string } => ({
  * `calls` with the arguments of each that `limits` do not allow replaced by
  * a refusal (its handler then never runs), but for those `held`; `calls`
  * itself when every one is within them. For the calls a round runs: arguments may come from an edit
- * or a stored chain as well as from the model, whose answer is checked on
- * arrival.
+ * or a stored chain as well as from the model; those that arrived in a
+ * model's answer were checked then, under the limits of the step that
+ * called the model, and are not checked again.
  *
  * @internal
  */
@@ -75,7 +76,9 @@ export const boundedCalls = <C extends { readonly id: string; readonly params: u
     const call = calls[i]
     // Refused arguments are left as they are (the round fails the call with their reason), and so are
     // those of a call still held for a decision or a result: it stays pending as the transcript shows it.
-    const problem = refusalOf(call.params) === undefined && !held(call.id) ? argumentsProblem(call.params, limits) : undefined
+    const params = call.params
+    const checked = typeof params === "object" && params !== null && arrived.has(params)
+    const problem = !checked && refusalOf(params) === undefined && !held(call.id) ? argumentsProblem(params, limits) : undefined
     if (problem === undefined) continue
     out ??= calls.slice()
     out[i] = { ...call, params: refused(problem) }
@@ -211,11 +214,16 @@ export const received = (
   const problem = shapeProblem(answer)
   if (problem !== undefined) return `the model answered with ${problem}`
   try {
-    return normalize(answer as ReadonlyArray<Response.AnyPart>, turn, limits, used)
+    const parts = normalize(answer as ReadonlyArray<Response.AnyPart>, turn, limits, used)
+    for (const part of parts) if (part.type === "tool-call" && typeof part.params === "object" && part.params !== null) arrived.add(part.params)
+    return parts
   } catch (error) {
     return unreadable(error)
   }
 }
+
+/** The arguments objects of the calls that arrived in a model's answer, checked then under the run's limits. */
+const arrived = new WeakSet<object>()
 
 /** @internal why an answer whose reading threw `error` (a JavaScript model's getter) cannot be used */
 export const unreadable = (error: unknown): string => `the model's answer cannot be read (${thrownMessage(error)})`

@@ -32,8 +32,11 @@ export const signatureProblem = (document: Record<string, unknown>, key: Signing
  * @internal why a document read without a signing key may not hold
  * `states`: the first approval in it (a human's decision that only a
  * signature can vouch for), or `undefined` when it holds none. A call of an
- * external tool that needs approval and awaits its result says it was
- * approved too: that is the only way such a call comes to await it.
+ * external tool that may need approval and awaits its result may say it was
+ * approved too: for a tool that always needs it, that is the only way such a
+ * call comes to await it; for one whose `needsApproval` is a function, the
+ * decoder cannot ask the function what it answered, so only a signature (or
+ * the caller's trust) can show that no approval was skipped.
  */
 export const unsignedApproval = (
   states: { readonly [id: string]: { readonly _tag: string } },
@@ -44,7 +47,10 @@ export const unsignedApproval = (
   for (const id of Object.keys(states)) {
     const tag = states[id]._tag
     if (tag !== "Approved" && !(tag === "AwaitingResult" && gated(toolkit, names.get(id)))) continue
-    return `the document ${tag === "Approved" ? "approves" : "says a human approved"} call ${shortJson(id)} but is not signed, so anyone who can write where it is kept ` +
+    const claim = tag === "Approved"
+      ? "approves"
+      : "has an external call awaiting its result whose tool's needsApproval may have asked a human first, namely"
+    return `the document ${claim} call ${shortJson(id)} but is not signed, so anyone who can write where it is kept ` +
       `could have approved it; sign documents (Chain.encode(chain, { signingKey }) and Chain.decode(json, { signingKey })), ` +
       `or, when nothing but your own service can write there, pass { trustUnsignedApprovals: true }`
   }

@@ -31,16 +31,21 @@ const deepCopy = (input: unknown): Result.Result<unknown, string> => {
     const root = { value: input }
     const out: { value?: unknown } = {}
     const stack: Array<readonly [from: Record<string, unknown>, to: Record<string, unknown>]> = [[root, out]]
+    // Each object copied once, as structuredClone does: a shared one stays shared, a cycle stays a cycle
+    // (which the checks refuse), and the work is bounded by the objects there are, not the paths to them.
+    const copies = new Map<object, unknown>()
     for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
       const [from, to] = top
       for (const key of Object.keys(from)) {
         const value = from[key]
         let copy: unknown = value
         if (typeof value === "function" || typeof value === "symbol") return Result.fail(`it cannot be copied (it holds a ${typeof value})`)
-        if (typeof value === "object" && value !== null) {
+        if (typeof value === "object" && value !== null && copies.has(value)) copy = copies.get(value)
+        else if (typeof value === "object" && value !== null) {
           const proto: unknown = Object.getPrototypeOf(value)
           if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return Result.fail("it cannot be copied (it holds an object that is not plain data)")
           copy = Array.isArray(value) ? new Array<unknown>(value.length) : {}
+          copies.set(value, copy)
           stack.push([value as Record<string, unknown>, copy as Record<string, unknown>])
         }
         Object.defineProperty(to, key, { value: copy, enumerable: true, writable: true, configurable: true })
