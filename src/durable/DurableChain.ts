@@ -338,7 +338,8 @@ export const supply = (
  * with those answers, which then apply). It ends `Paused` with reason
  * `StopRequested` and the chain as it was, which `Chain.decode` can resume
  * outside the engine (with `trustUnsignedApprovals: true` when calls were
- * approved before the stop: the document comes unsigned from your store).
+ * approved before the stop, or an external call whose tool may need
+ * approval awaits its result: the document comes unsigned from your store).
  * Asking twice, or after the run ended, changes nothing. When the engine
  * cannot wake the run, it fails with `NotDelivered`: ask again.
  *
