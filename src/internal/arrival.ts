@@ -130,8 +130,15 @@ const resultProblem = (part: Response.ToolResultPart<string, unknown, unknown>, 
   return problem === undefined ? undefined : `the result was ${JsonBounds.describe(problem)}`
 }
 
-/** effect/ai's finish reasons: a part that claims another one is not a response part. */
 const finishReasons: ReadonlySet<unknown> = new Set(Response.FinishReason.literals)
+
+/**
+ * @internal whether `reason` is one of effect/ai's finish reasons (a part that
+ * claims another one is not a response part): the schema's literals in a
+ * set, a lookup on the loop's path where `Schema.is` would cost each answer
+ * several times as much
+ */
+export const isFinishReason = (reason: unknown): reason is Response.FinishReason => finishReasons.has(reason)
 
 /**
  * Why `part` is not a response part the loop can keep — an object with a
@@ -157,7 +164,7 @@ const partProblem = (part: unknown): string | undefined => {
     case "reasoning-end":
       return typeof (part as { readonly id?: unknown }).id === "string" ? undefined : `is a ${type} part whose id is not a string`
     case "finish":
-      return finishReasons.has((part as { readonly reason?: unknown }).reason) ? undefined : "is a finish part with a reason effect/ai does not have"
+      return isFinishReason((part as { readonly reason?: unknown }).reason) ? undefined : "is a finish part with a reason effect/ai does not have"
     default:
       return typeof type === "string" ? undefined : "is not a response part (an object with a string type)"
   }

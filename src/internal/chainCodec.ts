@@ -28,7 +28,7 @@ StoredResult
 } from "./chainDocument.ts"
 import { chainProblem } from "./chainInput.ts"
 import { shortJson, thrownMessage } from "./errorText.ts"
-import { checkEnvelope, documentLimits } from "./documentEnvelope.ts"
+import { checkEnvelope, decodeFailure, documentLimits } from "./documentEnvelope.ts"
 
 
 const encodeDocument = Schema.encodeEffect(Document)
@@ -154,7 +154,6 @@ const recordOf = <A>(map: ReadonlyMap<string, A>): Record<string, A> => {
   return record
 }
 
-const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
 
 const decodeResult = (toolkit: Toolkit.Any, encoded: typeof ToolResultEncoded.Type): Effect.Effect<ToolResult> => {
   const tool = Object.hasOwn(toolkit.tools, encoded.name) ? toolkit.tools[encoded.name] : undefined

@@ -18,7 +18,8 @@ export const documentLimits: JsonBounds.Limits = {
   maxSize: JsonBounds.storedLimits.maxSize
 }
 
-const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
+/** @internal a decoding failure saying `reason` */
+export const decodeFailure = (reason: string) => new ChainCodecError({ operation: "decode", reason })
 
 /**
  * @internal the document `input` holds (JSON text or an object), checked

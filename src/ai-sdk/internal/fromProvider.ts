@@ -17,6 +17,7 @@ import type {
 } from "@ai-sdk/provider"
 import { DateTime } from "effect"
 import { Response } from "effect/ai"
+import { isFinishReason } from "../../internal/arrival.ts"
 import * as Parts from "../../internal/parts.ts"
 import { spanText } from "../../internal/tracing.ts"
 import type { ModelCallFailed } from "../../LoopError.ts"
@@ -32,8 +33,6 @@ const parseArguments = (input: string): unknown => {
   }
 }
 
-/** effect/ai's finish reasons: the only ones the chain, its events and spans may hold. */
-const finishReasons: ReadonlySet<unknown> = new Set(Response.FinishReason.literals)
 
 /**
  * The provider's finish reason, its value read once: "interrupted" for v4's
@@ -48,7 +47,7 @@ const reasonOf = (reason: unknown): Response.FinishReason | "interrupted" | unde
   if (typeof reason !== "string" && (typeof reason !== "object" || reason === null)) return undefined
   const unified = typeof reason === "string" ? reason : read(reason, "unified")
   if (unified === "interrupted" && typeof reason === "object") return "interrupted"
-  return finishReasons.has(unified) ? unified as Response.FinishReason : "other"
+  return isFinishReason(unified) ? unified : "other"
 }
 
 /** What a finish reason that is neither an object nor a string is said to be, in a failure. */
