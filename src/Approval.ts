@@ -23,7 +23,7 @@
  * @since 0.1.0
  */
 import { Effect, Function, Result, Schema } from "effect"
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
 import { chainOrThrow } from "./internal/chainInput.ts"

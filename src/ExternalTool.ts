@@ -21,7 +21,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Function, Result, Schema } from "effect"
-import type { Tool, Toolkit } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import { annotationsOf } from "./internal/toolAnnotations.ts"
 import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"

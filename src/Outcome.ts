@@ -15,7 +15,7 @@
 import { Schema } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import type { StepFailure } from "./LoopError.ts"
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import { ToolCall, type ToolResult } from "./ToolCall.ts"
 
 /**

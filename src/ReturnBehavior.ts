@@ -17,7 +17,7 @@
  * @since 0.1.0
  */
 import { Context } from "effect"
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import { annotationsOf } from "./internal/toolAnnotations.ts"
 
 /**

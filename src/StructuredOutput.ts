@@ -28,8 +28,8 @@
  * @since 0.3.0
  */
 import { type JsonSchema, Result, Schema } from "effect"
-import { Tool } from "effect/ai"
-import type { Tool as AnyTool } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
+import type * as AnyTool from "effect/ai/Tool"
 import { InvalidInput } from "./LoopError.ts"
 import type { AnyOk, Pause } from "./Outcome.ts"
 import { NotStrict, strictJsonSchema as strictForm } from "./internal/structured/strict.ts"

@@ -81,7 +81,9 @@ import type {
   LanguageModelV4StreamPart
 } from "@ai-sdk/provider"
 import { Duration, Effect, Layer, Stream } from "effect"
-import type { Prompt, Response, Tool } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import type * as Tool from "effect/ai/Tool"
 import { ChatModel, type GenerateRequest } from "../ChatModel.ts"
 import { InvalidInput, ModelCallFailed } from "../LoopError.ts"
 import * as Errors from "./internal/errors.ts"

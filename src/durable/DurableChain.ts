@@ -15,7 +15,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Schema } from "effect"
-import type { Tool, Toolkit } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import { Workflow, WorkflowEngine } from "effect/workflow"
 import * as Approval from "../Approval.ts"
 import type { Chain } from "../internal/chain.ts"

@@ -13,8 +13,8 @@
  * @since 0.1.0
  */
 import { Effect, type Layer } from "effect"
-import { Toolkit } from "effect/ai"
-import type { Tool } from "effect/ai"
+import * as Toolkit from "effect/ai/Toolkit"
+import type * as Tool from "effect/ai/Tool"
 import type { ChatModel } from "../ChatModel.ts"
 import { AgentOptions } from "./internal/agentConfig.ts"
 import { decodeOptions } from "./internal/rules.ts"

@@ -41,7 +41,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Stream } from "effect"
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import type * as Chain from "../Chain.ts"
 import type { ChatModel } from "../ChatModel.ts"
 import { eventStream } from "../internal/eventStream.ts"

@@ -34,7 +34,7 @@
  *
  * @internal
  */
-import { Response } from "effect/ai"
+import * as Response from "effect/ai/Response"
 import { has, type Used } from "./callIds.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 import { thrownMessage } from "./errorText.ts"

@@ -15,7 +15,7 @@
  *
  * @internal
  */
-import type { Prompt } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
 
 /** @internal the ids of every tool call up to and including `owner`, numbered in the order added */
 export interface Entry {

@@ -6,8 +6,10 @@
  * @internal
  */
 import { Schema } from "effect"
-import { Prompt, Response, Toolkit } from "effect/ai"
-import type { Tool } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
+import * as Response from "effect/ai/Response"
+import * as Toolkit from "effect/ai/Toolkit"
+import type * as Tool from "effect/ai/Tool"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as CallIds from "./callIds.ts"
 import { CallState, ToolCall, type ToolResult } from "../ToolCall.ts"

@@ -6,8 +6,9 @@
  * @internal
  */
 import { Effect, Schema } from "effect"
-import { Prompt, Toolkit } from "effect/ai"
-import type { Tool } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
+import * as Toolkit from "effect/ai/Toolkit"
+import type * as Tool from "effect/ai/Tool"
 import { holdsNegativeZero } from "./canonicalJson.ts"
 import { inconsistency } from "./consistency.ts"
 import * as JsonBounds from "./jsonBounds.ts"

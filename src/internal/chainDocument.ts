@@ -6,7 +6,7 @@
  * @internal
  */
 import { Schema } from "effect"
-import { Prompt } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
 import { CallState, ToolCall, ToolResultEncoded } from "../ToolCall.ts"
 import { ModelResponse } from "./chain.ts"
 import { redactSecrets } from "./redact.ts"

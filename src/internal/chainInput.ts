@@ -6,8 +6,9 @@
  * @internal
  */
 import { Cause, Exit, Schema, SchemaIssue } from "effect"
-import { Prompt, Toolkit } from "effect/ai"
-import type { Tool } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
+import * as Toolkit from "effect/ai/Toolkit"
+import type * as Tool from "effect/ai/Tool"
 import { redactSecrets } from "./redact.ts"
 import { checkObject, isToolkit, readably } from "./checks.ts"
 import { InvalidInput } from "../LoopError.ts"

@@ -7,7 +7,10 @@
 import { Context } from "effect"
 import type { Effect, Stream } from "effect"
 import type { JsonSchema } from "effect"
-import type { LanguageModel, Prompt, Response, Tool } from "effect/ai"
+import type * as LanguageModel from "effect/ai/LanguageModel"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import type * as Tool from "effect/ai/Tool"
 import type { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 
 /**

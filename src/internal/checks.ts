@@ -7,7 +7,7 @@
  * @internal
  */
 import { Duration, Schema } from "effect"
-import type { Toolkit } from "effect/ai"
+import type * as Toolkit from "effect/ai/Toolkit"
 import { InvalidInput } from "../LoopError.ts"
 import * as NoToolPolicy from "../NoToolPolicy.ts"
 import { PauseReason } from "../Outcome.ts"

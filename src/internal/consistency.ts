@@ -11,7 +11,8 @@
  *
  * @internal
  */
-import type { Prompt, Toolkit } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as DirectReturn from "../DirectReturn.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import type { CallState, ToolCall } from "../ToolCall.ts"

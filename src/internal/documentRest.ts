@@ -15,7 +15,7 @@
  *
  * @internal
  */
-import { Response } from "effect/ai"
+import * as Response from "effect/ai/Response"
 import { FailureOrigin } from "../ToolCall.ts"
 import type { Document } from "./chainDocument.ts"
 

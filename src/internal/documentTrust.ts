@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import type { Toolkit } from "effect/ai"
+import type * as Toolkit from "effect/ai/Toolkit"
 import type { SigningKey } from "./chainDocument.ts"
 import { shortJson } from "./errorText.ts"
 import * as Signature from "./signature.ts"

@@ -11,7 +11,7 @@
  * @internal
  */
 import type { Effect } from "effect"
-import type { Response } from "effect/ai"
+import type * as Response from "effect/ai/Response"
 import type { ChatModel, ChatModelError, GenerateRequest } from "./chatModel.ts"
 
 type Generate = (request: GenerateRequest) => Effect.Effect<ReadonlyArray<Response.AnyPart>, ChatModelError>

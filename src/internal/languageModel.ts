@@ -5,8 +5,12 @@
  * @internal
  */
 import { Effect, Layer, Option, Stream } from "effect"
-import { LanguageModel, Model, Prompt, Toolkit } from "effect/ai"
-import type { Response, Tool } from "effect/ai"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Model from "effect/ai/Model"
+import * as Prompt from "effect/ai/Prompt"
+import * as Toolkit from "effect/ai/Toolkit"
+import type * as Response from "effect/ai/Response"
+import type * as Tool from "effect/ai/Tool"
 import { ChatModel, type GenerateRequest, type ModelInfo, type ToolChoice } from "./chatModel.ts"
 import { ModelCallFailed } from "../LoopError.ts"
 

@@ -12,7 +12,7 @@
  * @internal
  */
 import { Effect, Schema } from "effect"
-import { Prompt } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
 
 /**
  * A known shape: its fields copied in the Schema's order (an object literal

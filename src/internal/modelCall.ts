@@ -8,8 +8,8 @@
  * @internal
  */
 import { type Context, Effect, type Schedule, Stream } from "effect"
-import { Response } from "effect/ai"
-import type { Tool } from "effect/ai"
+import * as Response from "effect/ai/Response"
+import type * as Tool from "effect/ai/Tool"
 import type { ChatModel, ChatModelError, GenerateRequest } from "../ChatModel.ts"
 import { infoOf } from "./chatModel.ts"
 import { unknownToolName } from "./contentFree.ts"

@@ -8,8 +8,8 @@
  *
  * @internal
  */
-import { Response } from "effect/ai"
-import type { Prompt } from "effect/ai"
+import * as Response from "effect/ai/Response"
+import type * as Prompt from "effect/ai/Prompt"
 
 const PromptPart = "~effect/ai/Prompt/Part" as const
 const PromptMessage = "~effect/ai/Prompt/Message" as const

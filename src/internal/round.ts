@@ -6,8 +6,9 @@
  * @internal
  */
 import { Effect, Schema } from "effect"
-import { Prompt } from "effect/ai"
-import type { Tool, Toolkit } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import type { Chain } from "./chain.ts"
 import type { ToolCall, ToolResult } from "../ToolCall.ts"
 import * as JsonBounds from "./jsonBounds.ts"

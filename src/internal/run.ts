@@ -6,7 +6,7 @@
  * @internal
  */
 import { Context, Effect, Stream } from "effect"
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import type { ChatModel } from "../ChatModel.ts"
 import * as Step from "../Step.ts"
 import { limitsOf } from "./steps/callLlm.ts"

@@ -9,7 +9,7 @@
  * @internal
  */
 import { Cause, Effect, type Exit, type Schedule } from "effect"
-import type { Response } from "effect/ai"
+import type * as Response from "effect/ai/Response"
 import type { ChatModelError } from "./chatModel.ts"
 import { ModelCallFailed, ScriptExhausted } from "../LoopError.ts"
 import { isSucceeded } from "./complete.ts"

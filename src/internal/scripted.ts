@@ -8,8 +8,8 @@
  */
 import { Effect, Layer, Stream } from "effect"
 import type { Duration } from "effect"
-import { Response } from "effect/ai"
-import type { Prompt } from "effect/ai"
+import * as Response from "effect/ai/Response"
+import type * as Prompt from "effect/ai/Prompt"
 import { ChatModel, type ChatModelError, type GenerateRequest, type ModelInfo } from "./chatModel.ts"
 import * as Parts from "./parts.ts"
 import { withGenerateNow } from "./generateNow.ts"

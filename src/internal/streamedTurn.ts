@@ -10,7 +10,7 @@
  * @internal
  */
 import type { Effect } from "effect"
-import type { Response } from "effect/ai"
+import type * as Response from "effect/ai/Response"
 import type { ChatModel, ChatModelError, GenerateRequest } from "./chatModel.ts"
 
 /** The parts `stream` would emit, in order, as one array. */

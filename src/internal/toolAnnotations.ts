@@ -6,7 +6,7 @@
  * @internal
  */
 import { Context } from "effect"
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import { InvalidInput } from "../LoopError.ts"
 
 /** @internal `tool`'s annotations; `reader` names the function that reads them, for the error */

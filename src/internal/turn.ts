@@ -8,8 +8,8 @@
  * @internal
  */
 import { Schema } from "effect"
-import { Prompt } from "effect/ai"
-import type { Response } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
 import { type Chain, ModelResponse } from "./chain.ts"
 import { appended } from "./appended.ts"
 import * as CallIds from "./callIds.ts"

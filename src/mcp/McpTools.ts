@@ -44,7 +44,9 @@
  * @since 0.2.0
  */
 import { Effect, type Layer, type Scope } from "effect"
-import { McpClient, type Tool, type Toolkit } from "effect/ai"
+import * as McpClient from "effect/ai/McpClient"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import { InvalidInput } from "../LoopError.ts"
 import type { ConnectError, McpToolRejected } from "./McpError.ts"
 import type { Transport } from "./McpTransport.ts"

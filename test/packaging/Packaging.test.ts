@@ -51,11 +51,16 @@ describe("packaging", () => {
   it("loopwork, loopwork/ensemble and loopwork/testing load nothing of loopwork/mcp (its modules, node:child_process)", async () => {
     const loaded = await loadedBy("loopwork", "loopwork/ensemble", "loopwork/testing")
     expect(loaded.some((url) => url.endsWith("/src/index.ts"))).toBe(true)
-    // effect/ai's own McpClient module is loaded by any import of "effect/ai"; loopwork/mcp's code is not.
     expect(loaded.filter((url) => /\/src\/mcp\/|@modelcontextprotocol|child_process/.test(url))).toEqual([])
     const mcp = await loadedBy("loopwork/mcp")
     expect(mcp.some((url) => url.endsWith("/src/mcp/McpTools.ts"))).toBe(true)
     expect(mcp).toContain("node:child_process")
+  })
+
+  it("loopwork, loopwork/ensemble, loopwork/testing and loopwork/ai-sdk import effect/ai's modules one by one, not its index (which loads the MCP server, RPC and HTTP client: 14 MB and a quarter of the start-up)", async () => {
+    const loaded = await loadedBy("loopwork", "loopwork/ensemble", "loopwork/testing", "loopwork/ai-sdk")
+    expect(loaded.some((url) => url.endsWith("/effect/dist/ai/Toolkit.js"))).toBe(true)
+    expect(loaded.filter((url) => /\/effect\/dist\/(ai\/index|ai\/Mcp|rpc\/|workers\/|http\/Http)/.test(url))).toEqual([])
   })
 
   it("loopwork/mcp runs on effect's own MCP client: it loads no @modelcontextprotocol/sdk or @effect/platform-* module", async () => {

@@ -16,7 +16,7 @@ import type {
   LanguageModelV4Usage
 } from "@ai-sdk/provider"
 import { DateTime } from "effect"
-import { Response } from "effect/ai"
+import * as Response from "effect/ai/Response"
 import { isFinishReason } from "../../internal/arrival.ts"
 import * as Parts from "../../internal/parts.ts"
 import { spanText } from "../../internal/tracing.ts"

@@ -23,7 +23,7 @@
  * @internal
  */
 import type { LanguageModelV4Message, LanguageModelV4Prompt } from "@ai-sdk/provider"
-import type { Prompt } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
 import { toProviderMessage, toProviderPrompt } from "./toProvider.ts"
 
 /** A converted prompt: the messages it was made from, and what they became. */

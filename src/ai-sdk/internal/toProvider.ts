@@ -14,8 +14,8 @@ import type {
   LanguageModelV4ToolResultOutput
 } from "@ai-sdk/provider"
 import type { JsonSchema } from "effect"
-import { Tool } from "effect/ai"
-import type { Prompt } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
+import type * as Prompt from "effect/ai/Prompt"
 import { NotStrict, strictJsonSchema } from "../../internal/structured/strict.ts"
 import type { GenerateRequest, ResponseFormat } from "../../ChatModel.ts"
 

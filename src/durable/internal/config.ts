@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { Toolkit } from "effect/ai"
+import type * as Toolkit from "effect/ai/Toolkit"
 import type { Workflow } from "effect/workflow"
 import type { Chain } from "../../internal/chain.ts"
 import type { RunOptions } from "../../internal/run.ts"

@@ -7,7 +7,8 @@
  * @internal
  */
 import { Layer, Predicate, Schema } from "effect"
-import type { Tool, Toolkit } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import type { ChatModel } from "../../ChatModel.ts"
 import {
   type Check,

@@ -11,7 +11,8 @@
  * @internal
  */
 import { Clock, type Context, Duration, Effect, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
 import type { DelegationRecord } from "../Delegation.ts"

@@ -9,7 +9,8 @@
  * @internal
  */
 import { Clock, DateTime, Effect, type Layer, Order, Schema } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import type { ChatModel } from "../../ChatModel.ts"
 import type * as Agent from "../Agent.ts"
 import { ConstraintViolationError, TaskExecutionError } from "../EnsembleError.ts"

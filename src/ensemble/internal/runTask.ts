@@ -7,7 +7,7 @@
  * @internal
  */
 import { Clock, Context, DateTime, Duration, Effect, type Layer, type Schema } from "effect"
-import type { Toolkit } from "effect/ai"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as Chain from "../../Chain.ts"
 import { ChatModel } from "../../ChatModel.ts"
 import { infoOf } from "../../internal/chatModel.ts"

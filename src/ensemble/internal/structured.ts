@@ -15,7 +15,7 @@
  * @internal
  */
 import { Effect, type Schema } from "effect"
-import { Tool } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
 import * as Chain from "../../Chain.ts"
 import type { ChatModel } from "../../ChatModel.ts"
 import type { RunError } from "../../LoopError.ts"

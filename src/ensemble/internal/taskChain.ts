@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import type { Toolkit } from "effect/ai"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as Chain from "../../Chain.ts"
 import type { Any as AnyAgent } from "../Agent.ts"
 import * as AgentPrompt from "../AgentPrompt.ts"

@@ -7,7 +7,7 @@
  * @internal
  */
 import { Predicate, Schema } from "effect"
-import { Tool } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
 import type { Any as AnyAgent } from "../Agent.ts"
 import { messageOf } from "../../internal/describe.ts"
 import { agentProblem } from "./agentConfig.ts"

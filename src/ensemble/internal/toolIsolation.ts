@@ -13,7 +13,7 @@
  *
  * @internal
  */
-import type { Tool } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
 import type * as Agent from "../Agent.ts"
 
 /**

@@ -4,8 +4,9 @@
  * @internal
  */
 import { Context, Effect, Option, Schedule } from "effect"
-import { Prompt } from "effect/ai"
-import type { Response, Tool } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import type * as Tool from "effect/ai/Tool"
 import type { Chain } from "../chain.ts"
 import { ChatModel, type ChatModelError, type ToolChoice } from "../../ChatModel.ts"
 import * as Arrival from "../arrival.ts"

@@ -4,7 +4,7 @@
  * @internal
  */
 import { Effect } from "effect"
-import { Prompt } from "effect/ai"
+import * as Prompt from "effect/ai/Prompt"
 import type { Chain } from "../chain.ts"
 import * as DirectReturn from "../../DirectReturn.ts"
 import { defaults, type Options } from "../options.ts"

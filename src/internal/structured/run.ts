@@ -9,7 +9,8 @@
  * @internal
  */
 import { Effect, Schema, Stream } from "effect"
-import { Tool, Toolkit } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import { ChatModel, infoOf, type ResponseFormat } from "../chatModel.ts"
 import { InvalidInput, RunError } from "../../LoopError.ts"
 import { OutputInvalid } from "./outputInvalid.ts"

@@ -12,7 +12,8 @@
  * @internal
  */
 import { Context, Effect, Tracer } from "effect"
-import type { Prompt, Response } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
 import type { ChatModelError, ModelInfo } from "../chatModel.ts"
 import { OmitContent } from "../../Privacy.ts"
 import { CaptureContent } from "../../Telemetry.ts"

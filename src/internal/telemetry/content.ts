@@ -14,7 +14,8 @@
  *
  * @internal
  */
-import type { Prompt, Response } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
 import { safeString } from "../describe.ts"
 import { redactSecrets } from "../redact.ts"
 import { conventionalReason, finishOf } from "./response.ts"

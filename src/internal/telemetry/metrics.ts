@@ -12,7 +12,7 @@
  * @internal
  */
 import { Cause, Clock, Context, Effect, type Exit, Metric } from "effect"
-import type { Response } from "effect/ai"
+import type * as Response from "effect/ai/Response"
 import { Metrics } from "../../Telemetry.ts"
 import { finishOf, metadataOf } from "./response.ts"
 import { errorTypeOf } from "./errorType.ts"

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type { Response } from "effect/ai"
+import type * as Response from "effect/ai/Response"
 import type { Usage } from "../../RunEvent.ts"
 import { spanText } from "../tracing.ts"
 

@@ -7,8 +7,8 @@
  * @internal
  */
 import { Context, Duration, Effect, Schema, SchemaIssue } from "effect"
-import { Tool } from "effect/ai"
-import type { Toolkit } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as ExternalTool from "../../ExternalTool.ts"
 import * as ReturnBehavior from "../../ReturnBehavior.ts"
 import * as ToolTimeout from "../../ToolTimeout.ts"

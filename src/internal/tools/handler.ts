@@ -9,7 +9,7 @@
  * @internal
  */
 import { Cause, Context, Duration, Effect, Exit, Fiber, Option, Result, type Schema } from "effect"
-import { AiError } from "effect/ai"
+import * as AiError from "effect/ai/AiError"
 import { isSucceeded } from "../complete.ts"
 import { type Cell, CurrentCall } from "../directReturn.ts"
 import { isInterrupted, raceInterrupt, type StopSignal } from "../stopSignal.ts"

@@ -10,7 +10,8 @@
  * @internal
  */
 import { Context, type Effect, Fiber, Option } from "effect"
-import type { Tool, Toolkit } from "effect/ai"
+import type * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import { type Cell, CurrentCall, Slot } from "../directReturn.ts"
 import { isActive, Observer, silent } from "../../RunEvent.ts"
 import type { CompiledToolkit } from "./compile.ts"

@@ -12,7 +12,7 @@
  * @internal
  */
 import { Duration, Effect, Schema } from "effect"
-import { Tool } from "effect/ai"
+import * as Tool from "effect/ai/Tool"
 import type { CompiledTool } from "./compile.ts"
 
 /** @internal */

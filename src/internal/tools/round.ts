@@ -8,7 +8,7 @@
  * @internal
  */
 import { Clock, Context, Effect } from "effect"
-import type { Prompt } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
 import { type Report, reportThen } from "../report.ts"
 import type { RunEvent } from "../runEvents.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"

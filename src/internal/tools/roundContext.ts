@@ -7,7 +7,7 @@
  * @internal
  */
 import type { Clock, Context, Duration } from "effect"
-import type { Prompt } from "effect/ai"
+import type * as Prompt from "effect/ai/Prompt"
 import type { Report } from "../report.ts"
 import type { Durability } from "../durability.ts"
 import type { StopSignal } from "../stopSignal.ts"

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { McpClientError } from "effect/ai"
+import type * as McpClientError from "effect/ai/McpClientError"
 import { messageOf } from "../../internal/describe.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { type CallFailureReason, McpCallFailed, McpConnectionError } from "../McpError.ts"

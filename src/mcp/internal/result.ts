@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import type { McpSchema } from "effect/ai"
+import type * as McpSchema from "effect/ai/McpSchema"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
 
 const size = (bytes: Uint8Array): string => `${bytes.length.toLocaleString("en-US")} bytes`

@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import type { McpSchema } from "effect/ai"
+import type * as McpSchema from "effect/ai/McpSchema"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { McpToolRejected } from "../McpError.ts"
 

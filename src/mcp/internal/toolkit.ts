@@ -8,7 +8,10 @@
  * @internal
  */
 import { Duration, Effect, type JsonSchema, type Layer, Predicate, Schema } from "effect"
-import { type McpClient, type McpSchema, Tool, Toolkit } from "effect/ai"
+import type * as McpClient from "effect/ai/McpClient"
+import type * as McpSchema from "effect/ai/McpSchema"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as ToolTimeout from "../../ToolTimeout.ts"
 import { CallError, McpCallFailed, McpToolFailed } from "../McpError.ts"
 import { bounded, callFailed } from "./failures.ts"

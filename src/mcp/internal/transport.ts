@@ -7,7 +7,8 @@
  * @internal
  */
 import { Duration, Effect, Predicate, Redacted, type Scope } from "effect"
-import { McpClient, McpProtocol } from "effect/ai"
+import * as McpClient from "effect/ai/McpClient"
+import * as McpProtocol from "effect/ai/McpProtocol"
 import { FetchHttpClient } from "effect/http"
 import { ChildProcess } from "effect/process"
 import { InvalidInput } from "../../LoopError.ts"
