@@ -25,6 +25,7 @@ import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
 import { type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
 import { called, completedNow } from "./handlerCall.ts"
 import { ranNow } from "./syncNow.ts"
+import { whileSilenced } from "../silenced.ts"
 
 /** The handler was interrupted by `StopSignal.interrupt` before it finished. */
 class CutShort {}
@@ -215,7 +216,8 @@ const durableOutcome = (
 ): Effect.Effect<HandlerOutcome> => {
   const run = Effect.suspend(() => {
     const cell: CallCell = { directReturn: false }
-    return Effect.matchCauseEffect(running(ctx, entry, called(handler, params, call), handler, cell), {
+    const direct = ctx.report === undefined ? called(handler, params, call) : whileSilenced(() => called(handler, params, call))
+    return Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), {
       onFailure: (cause) =>
         (released(cell), durability.fatal?.(call, cause) === true ? Effect.failCause(cause as Cause.Cause<never>) : failedOutcome(entry, call, cause)),
       onSuccess: (result) =>
@@ -268,7 +270,8 @@ export const invoke = (
   // completed effect, or its `Effect.sync` run now (see ranNow), is settled now, so the call is complete
   // too (a round then runs it in no fiber of its own).
   const cell: CallCell = { directReturn: false }
-  const direct = called(handler, params, call)
+  // In a watched run, a run the handler's function starts on this fiber reports nowhere (../silenced.ts).
+  const direct = ctx.report === undefined ? called(handler, params, call) : whileSilenced(() => called(handler, params, call))
   const now = completedNow(direct) ?? ranNow(ctx, handler, cell, direct)
   if (now === "cut") return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
   const onSuccess = (result: unknown) => {

@@ -23,8 +23,8 @@ export interface Handler {
 }
 
 /**
- * The last merged context of each handler context, with the caller's
- * context it was made for. Only the last: a map from caller contexts to
+ * The last merged contexts of each handler context, with the caller's
+ * context they were made for. Only the last: a map from caller contexts to
  * merged ones would hold values that refer to their own keys, which V8's
  * minor collections cannot free, so every run's context would live until a
  * full collection. Runs one after the other (the common case) reuse it;
@@ -32,7 +32,13 @@ export interface Handler {
  */
 const lastMerged = new WeakMap<
   Context.Context<never>,
-  { readonly input: Context.Context<never>; readonly context: Context.Context<never> }
+  {
+    readonly input: Context.Context<never>
+    /** `input` with the handler's own services it lacks */
+    readonly withOwn: Context.Context<never>
+    /** the same, where a run inside the handler reports nowhere */
+    readonly context: Context.Context<never>
+  }
 >()
 
 /** A handler's own services with their keys, read once per handler context. */
@@ -47,6 +53,20 @@ const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Contex
   return services
 }
 
+/** The merged contexts of `own` and `input` (see {@link lastMerged}), made once per pair. */
+const merged = (own: Context.Context<never>, input: Context.Context<never>) => {
+  const last = lastMerged.get(own)
+  if (last !== undefined && last.input === input) return last
+  let withOwn = input
+  for (const [key, service] of servicesOf(own)) {
+    if (Option.isNone(Context.getOption(input, key))) withOwn = Context.add(withOwn, key, service)
+  }
+  const context = isActive(Context.get(withOwn, Observer)) ? Context.add(withOwn, Observer, silent) : withOwn
+  const made = { input, withOwn, context }
+  lastMerged.set(own, made)
+  return made
+}
+
 /**
  * The caller's context with the handler's own services it lacks (the
  * caller's win, as in `Context.merge(own, input)`), where a run inside the
@@ -59,17 +79,8 @@ const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Contex
  *
  * @internal
  */
-export const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> => {
-  const last = lastMerged.get(own)
-  if (last !== undefined && last.input === input) return last.context
-  let context = input
-  for (const [key, service] of servicesOf(own)) {
-    if (Option.isNone(Context.getOption(input, key))) context = Context.add(context, key, service)
-  }
-  if (isActive(Context.get(context, Observer))) context = Context.add(context, Observer, silent)
-  lastMerged.set(own, { input, context })
-  return context
-}
+export const handlerContext = (own: Context.Context<never>, input: Context.Context<never>): Context.Context<never> =>
+  merged(own, input).context
 
 /**
  * Whether a service of the handlers' own context may be added to their
@@ -127,26 +138,32 @@ export interface CallCell extends Cell {
 /**
  * Whether the fiber building the call runs in its round's context
  * (`services`) and that context holds every service of the handler's own:
- * the handler would see the context it sees now. Not so for a call built by
- * a fiber running in another context (a bounded round starts a later call
- * from the end of an earlier one, on whatever fiber ended it).
+ * the handler would see the context it sees now, but for the observer when
+ * `watched` is allowed (see {@link inRunContext}). Not so for a call built
+ * by a fiber running in another context (a bounded round starts a later
+ * call from the end of an earlier one, on whatever fiber ended it).
  */
-const inCallerContext = (handler: Handler, services: Context.Context<never>): boolean =>
-  Fiber.getCurrent()?.context === services && handlerContext(handler.context, services) === services
+const inCallerContext = (handler: Handler, services: Context.Context<never>, watched: boolean): boolean => {
+  if (Fiber.getCurrent()?.context !== services) return false
+  const made = merged(handler.context, services)
+  return made.context === services || (watched && made.withOwn === services)
+}
 
 /**
  * Whether the handler can run in its round's context (`services`) as it
  * is: the fiber building the call runs in that context, the context holds
  * every service of the handler's own, no run watches it (a run inside the
- * handler would report nowhere either way), and its run's direct-return
- * slot was free and is now `cell`'s. Saves switching the fiber's context
- * twice per call. The handler runs next, on the fiber reading this (or a
- * fiber it starts for it, in the same context).
+ * handler would report nowhere either way) unless `watched` allows it (the
+ * caller then keeps runs inside the handler from reporting: see
+ * ./silenced.ts), and its run's direct-return slot was free and is now
+ * `cell`'s. Saves switching the fiber's context twice per call. The
+ * handler runs next, on the fiber reading this (or a fiber it starts for
+ * it, in the same context).
  *
  * @internal
  */
-export const inRunContext = (handler: Handler, cell: CallCell, services: Context.Context<never>): boolean => {
-  if (!inCallerContext(handler, services)) return false
+export const inRunContext = (handler: Handler, cell: CallCell, services: Context.Context<never>, watched = false): boolean => {
+  if (!inCallerContext(handler, services, watched)) return false
   const current = Context.get(services, CurrentCall)
   if (!(current instanceof Slot) || !current.take(cell)) return false
   cell.held = current

@@ -68,18 +68,24 @@ const observed = (
   // The clock is read after the start is reported: a slow consumer is not the tool's time.
   return reportThen(report, { _tag: "ToolCallStarted", id: call.id, name, params: call.params }, () => {
     const since = ctx.clock.currentTimeMillisUnsafe()
-    return Effect.flatMap(settle(ctx, call, state), (raw) => {
-      const settled = storable(raw)
-      const durationMillis = ctx.clock.currentTimeMillisUnsafe() - since
-      const id = call.id
-      const status = statusOf(settled)
-      // Fields in the Schema's order, so the event equals its JSON round trip.
-      const finished: RunEvent = settled instanceof Held || settled instanceof Cut
-        ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
-        : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
-      return reportThen(report, finished, () => Effect.succeed(settled))
-    })
+    const settling = settle(ctx, call, state)
+    // Settled at once (a completed or synchronous handler): reported now, with no step of the runtime.
+    return isSucceeded(settling)
+      ? reportFinished(ctx, report, call.id, name, since, settling.value)
+      : Effect.flatMap(settling, (raw) => reportFinished(ctx, report, call.id, name, since, raw))
   })
+}
+
+/** `raw` made {@link storable}, reported finished with its status and the time since `since`. */
+const reportFinished = (ctx: RoundContext, report: Report, id: string, name: string, since: number, raw: Settled): Effect.Effect<Settled> => {
+  const settled = storable(raw)
+  const durationMillis = ctx.clock.currentTimeMillisUnsafe() - since
+  const status = statusOf(settled)
+  // Fields in the Schema's order, so the event equals its JSON round trip.
+  const finished: RunEvent = settled instanceof Held || settled instanceof Cut
+    ? { _tag: "ToolCallFinished", id, name, status, durationMillis }
+    : { _tag: "ToolCallFinished", id, name, status, result: settled.encoded, durationMillis }
+  return reportThen(report, finished, () => Effect.succeed(settled))
 }
 
 /**
@@ -134,8 +140,8 @@ export const runCall = (
  * Runs a round of calls in `services`, the context of the fiber that runs
  * it (a step's function reads it with `contextNow`), and hands what each
  * call settled to (in call order, whatever the concurrency; each result
- * {@link storable}), with the round's log, to `then`: one step of the
- * runtime between the last call and the round's outcome.
+ * {@link storable}), with the round's log, to `then`: at once when every
+ * call settled at once, otherwise one step of the runtime after the last.
  *
  * @internal
  */
@@ -165,9 +171,14 @@ export const runRound = <B>(
   const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
   // An observed call is made storable before its event; the others here.
   const checked = ctx.report === undefined ? storable : same
-  return calls.length === 1
-    ? Effect.map(one(calls[0]), (only) => then([checked(only)], log))
-    : Effect.map(settleAll(calls, one, policy.concurrency), (all) => then(all.map(checked), log))
+  if (calls.length === 1) {
+    const only = one(calls[0])
+    // Settled at once: the round's outcome now, with no step of the runtime (Mode.loop bounds how deep
+    // rounds that complete at once nest on the stack).
+    return isSucceeded(only) ? Effect.succeed(then([checked(only.value)], log)) : Effect.map(only, (settled) => then([checked(settled)], log))
+  }
+  const all = settleAll(calls, one, policy.concurrency)
+  return isSucceeded(all) ? Effect.succeed(then(all.value.map(checked), log)) : Effect.map(all, (settled) => then(settled.map(checked), log))
 }
 
 /**

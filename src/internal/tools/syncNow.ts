@@ -11,6 +11,7 @@
  */
 import { isProxy } from "node:util/types"
 import { Effect, Exit } from "effect"
+import { whileSilenced } from "../silenced.ts"
 import { isInterrupted } from "../stopSignal.ts"
 import { type CallCell, type Handler, inRunContext, released } from "./handlerContext.ts"
 import type { RoundContext } from "./roundContext.ts"
@@ -64,7 +65,9 @@ export const runSync = (thunk: () => unknown): Exit.Exit<unknown, unknown> => {
  * A handler's `Effect.sync`, run now on this fiber, where running its effect
  * would be no different: no span to run it in (a traced run's span must
  * hold the handler's work), and the run's context as it is, its
- * direct-return slot now `cell`'s (see {@link inRunContext}). "cut" when the
+ * direct-return slot now `cell`'s (see {@link inRunContext}). In a watched
+ * run, whose context holds its observer, a run `f` starts reports nowhere
+ * (../silenced.ts), as in the handler's own context. "cut" when the
  * function interrupted the round's stop signal: a fiber running it would
  * be cut short at its end. `undefined` when the effect is to be run.
  *
@@ -78,8 +81,9 @@ export const ranNow = (
 ): Exit.Exit<unknown, unknown> | "cut" | undefined => {
   if (ctx.traced) return undefined
   const thunk = syncThunk(direct)
-  if (thunk === undefined || !inRunContext(handler, cell, ctx.services)) return undefined
-  const exit = runSync(thunk)
+  const watched = ctx.report !== undefined
+  if (thunk === undefined || !inRunContext(handler, cell, ctx.services, watched)) return undefined
+  const exit = watched ? whileSilenced(() => runSync(thunk)) : runSync(thunk)
   const stop = ctx.policy.stop
   if (stop === undefined || !isInterrupted(stop)) return exit
   released(cell)
