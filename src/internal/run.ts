@@ -26,7 +26,7 @@ import type { External } from "../ExternalTool.ts"
 import type { Mode, Options } from "../Mode.ts"
 import * as Outcome from "../Outcome.ts"
 import { emitTo, isActive, Observer, type RunEvent, silent } from "../RunEvent.ts"
-import { silencedNow } from "./silenced.ts"
+import { isSilenced } from "./silenced.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
 import { type Contract, heldToContract } from "./contract.ts"
@@ -120,7 +120,7 @@ export const run: {
   Effect.contextWith((context: Context.Context<never>) => {
     const observer = Context.get(context, Observer)
     // Started by a tool handler's own code on its run's fiber: it reports nowhere, as in the handler's context.
-    if (silencedNow() && isActive(observer)) return Effect.provideService(run(chain, options), Observer, silent)
+    if (isSilenced(observer)) return Effect.provideService(run(chain, options), Observer, silent)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
     const traced = withRunSpanIn(

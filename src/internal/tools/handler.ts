@@ -216,7 +216,7 @@ const durableOutcome = (
 ): Effect.Effect<HandlerOutcome> => {
   const run = Effect.suspend(() => {
     const cell: CallCell = { directReturn: false }
-    const direct = ctx.report === undefined ? called(handler, params, call) : whileSilenced(() => called(handler, params, call))
+    const direct = ctx.watcher === undefined ? called(handler, params, call) : whileSilenced(ctx.watcher, () => called(handler, params, call))
     return Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), {
       onFailure: (cause) =>
         (released(cell), durability.fatal?.(call, cause) === true ? Effect.failCause(cause as Cause.Cause<never>) : failedOutcome(entry, call, cause)),
@@ -271,7 +271,7 @@ export const invoke = (
   // too (a round then runs it in no fiber of its own).
   const cell: CallCell = { directReturn: false }
   // In a watched run, a run the handler's function starts on this fiber reports nowhere (../silenced.ts).
-  const direct = ctx.report === undefined ? called(handler, params, call) : whileSilenced(() => called(handler, params, call))
+  const direct = ctx.watcher === undefined ? called(handler, params, call) : whileSilenced(ctx.watcher, () => called(handler, params, call))
   const now = completedNow(direct) ?? ranNow(ctx, handler, cell, direct)
   if (now === "cut") return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
   const onSuccess = (result: unknown) => {

@@ -81,9 +81,9 @@ export const ranNow = (
 ): Exit.Exit<unknown, unknown> | "cut" | undefined => {
   if (ctx.traced) return undefined
   const thunk = syncThunk(direct)
-  const watched = ctx.report !== undefined
-  if (thunk === undefined || !inRunContext(handler, cell, ctx.services, watched)) return undefined
-  const exit = watched ? whileSilenced(() => runSync(thunk)) : runSync(thunk)
+  const watcher = ctx.watcher
+  if (thunk === undefined || !inRunContext(handler, cell, ctx.services, watcher !== undefined)) return undefined
+  const exit = watcher === undefined ? runSync(thunk) : whileSilenced(watcher, () => runSync(thunk))
   const stop = ctx.policy.stop
   if (stop === undefined || !isInterrupted(stop)) return exit
   released(cell)
