@@ -92,6 +92,15 @@ let nested = 0
 const maxNested = 16
 
 /**
+ * Rounds of one {@link loop} between two in which it lets other fibers run.
+ * Rounds whose model and tool calls complete at once (a scripted or
+ * replayed model, synchronous tools) take no step of effect's runtime, so
+ * the fiber would never reach its budget of operations and yield: timers,
+ * I/O and other fibers would wait for the whole run.
+ */
+const roundsBeforeYield = 64
+
+/**
  * A loop: while the chain needs a response, `body` on it, and again
  * (`Step.continueOrDone`); a chain that needs none ends `Ok` (reason
  * `"done"`) with no model call. A mode is then its pipeline and nothing else.
@@ -129,9 +138,11 @@ export const loop = <R>(
   // The body built once for the run, and the loop's own end after it.
   const round: ReadonlyArray<Then> = [...steps, (outcome) =>
     outcome._tag !== "Continue" ? Effect.succeed(outcome) : outcome.chain.needsResponse ? next(outcome) : done(outcome.chain)]
-  // The next round at once, unless rounds that completed at once are already nested deep on the stack:
-  // then suspended, which unwinds it.
+  // The next round at once, unless rounds that completed at once are already nested deep on the stack
+  // (then suspended, which unwinds it), or it is time to let other fibers run.
+  let rounds = 0
   const next = (outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, R> => {
+    if (++rounds % roundsBeforeYield === 0) return Effect.andThen(Effect.yieldNow, Effect.suspend(() => runSteps(round, outcome)))
     if (nested >= maxNested) return Effect.suspend(() => runSteps(round, outcome))
     nested++
     try {

@@ -25,8 +25,7 @@ import { InvalidInput, MaxRunsExceeded, ModeDidNotFinish, reasonOf, RunError } f
 import type { External } from "../ExternalTool.ts"
 import type { Mode, Options } from "../Mode.ts"
 import * as Outcome from "../Outcome.ts"
-import { emitTo, isActive, Observer, type RunEvent, silent } from "../RunEvent.ts"
-import { isSilenced } from "./silenced.ts"
+import { emitTo, isActive, Observer, type RunEvent } from "../RunEvent.ts"
 import { bareChain, type Chain, isChain, text } from "./chain.ts"
 import { chainProblem, isRecord } from "./chainInput.ts"
 import { type Contract, heldToContract } from "./contract.ts"
@@ -119,8 +118,6 @@ export const run: {
   // contextWith: one step of the runtime, where flatMap of Effect.context() takes three.
   Effect.contextWith((context: Context.Context<never>) => {
     const observer = Context.get(context, Observer)
-    // Started by a tool handler's own code on its run's fiber: it reports nowhere, as in the handler's context.
-    if (isSilenced(observer)) return Effect.provideService(run(chain, options), Observer, silent)
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
     const traced = withRunSpanIn(

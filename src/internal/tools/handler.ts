@@ -22,10 +22,9 @@ import type { RoundContext } from "./roundContext.ts"
 import { Cut, type Settled } from "./settled.ts"
 import type { Durability } from "../durability.ts"
 import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
-import { type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
+import { asHandler, type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
 import { called, completedNow } from "./handlerCall.ts"
 import { ranNow } from "./syncNow.ts"
-import { whileSilenced } from "../silenced.ts"
 
 /** The handler was interrupted by `StopSignal.interrupt` before it finished. */
 class CutShort {}
@@ -216,7 +215,7 @@ const durableOutcome = (
 ): Effect.Effect<HandlerOutcome> => {
   const run = Effect.suspend(() => {
     const cell: CallCell = { directReturn: false }
-    const direct = ctx.watcher === undefined ? called(handler, params, call) : whileSilenced(ctx.watcher, () => called(handler, params, call))
+    const direct = asHandler(handler, ctx.report !== undefined, () => called(handler, params, call))
     return Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), {
       onFailure: (cause) =>
         (released(cell), durability.fatal?.(call, cause) === true ? Effect.failCause(cause as Cause.Cause<never>) : failedOutcome(entry, call, cause)),
@@ -270,8 +269,8 @@ export const invoke = (
   // completed effect, or its `Effect.sync` run now (see ranNow), is settled now, so the call is complete
   // too (a round then runs it in no fiber of its own).
   const cell: CallCell = { directReturn: false }
-  // In a watched run, a run the handler's function starts on this fiber reports nowhere (../silenced.ts).
-  const direct = ctx.watcher === undefined ? called(handler, params, call) : whileSilenced(ctx.watcher, () => called(handler, params, call))
+  // In a watched run, the handler's function runs in the handler's context (asHandler): a run it starts reports nowhere.
+  const direct = asHandler(handler, ctx.report !== undefined, () => called(handler, params, call))
   const now = completedNow(direct) ?? ranNow(ctx, handler, cell, direct)
   if (now === "cut") return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
   const onSuccess = (result: unknown) => {

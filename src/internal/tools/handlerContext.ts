@@ -154,8 +154,8 @@ const inCallerContext = (handler: Handler, services: Context.Context<never>, wat
  * is: the fiber building the call runs in that context, the context holds
  * every service of the handler's own, no run watches it (a run inside the
  * handler would report nowhere either way) unless `watched` allows it (the
- * caller then keeps runs inside the handler from reporting: see
- * ./silenced.ts), and its run's direct-return slot was free and is now
+ * caller then runs the handler's code through {@link asHandler}), and its
+ * run's direct-return slot was free and is now
  * `cell`'s. Saves switching the fiber's context twice per call. The
  * handler runs next, on the fiber reading this (or a fiber it starts for
  * it, in the same context).
@@ -168,6 +168,29 @@ export const inRunContext = (handler: Handler, cell: CallCell, services: Context
   if (!(current instanceof Slot) || !current.take(cell)) return false
   cell.held = current
   return true
+}
+
+/**
+ * @internal `f()`, a handler's own code (its function, its `Effect.sync`
+ * run at once: ./syncNow.ts) run on the fiber settling its call, with that
+ * fiber in the context the handler's effect would see while `f` runs, when
+ * a run watches (`watched`): a run started there through
+ * `Fiber.getCurrent()`, now or later from that context, reports nothing
+ * into the watched run, as one started by the handler's effect does not.
+ * Unwatched, or where the contexts are the same, `f()` as it is.
+ */
+export const asHandler = <A>(handler: Handler, watched: boolean, f: () => A): A => {
+  const fiber = watched ? Fiber.getCurrent() : undefined
+  if (fiber === undefined) return f()
+  const previous = fiber.context
+  const context = handlerContext(handler.context, previous)
+  if (context === previous) return f()
+  fiber.setContext(context)
+  try {
+    return f()
+  } finally {
+    fiber.setContext(previous)
+  }
 }
 
 /** @internal Gives back the run's slot `cell` holds, if any: its handler has ended. */

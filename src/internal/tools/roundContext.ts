@@ -9,7 +9,6 @@
 import type { Clock, Context, Duration } from "effect"
 import type * as Prompt from "effect/ai/Prompt"
 import type { Report } from "../report.ts"
-import type { Observer } from "../../RunEvent.ts"
 import type { Durability } from "../durability.ts"
 import type { StopSignal } from "../stopSignal.ts"
 import type { CallState } from "../../ToolCall.ts"
@@ -44,8 +43,6 @@ export interface RoundContext {
   readonly log: RoundLog
   /** Reports the calls' events; `undefined` when no one watches. */
   readonly report: Report | undefined
-  /** The observer `report` reports to (a run a handler's own code starts does not: ../silenced.ts). */
-  readonly watcher: Observer | undefined
   /** The run's clock (the durations of reported calls). */
   readonly clock: Clock.Clock
   /** Whether calls get `execute_tool` spans (a tracing backend is installed). */

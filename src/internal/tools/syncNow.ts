@@ -11,9 +11,8 @@
  */
 import { isProxy } from "node:util/types"
 import { Effect, Exit } from "effect"
-import { whileSilenced } from "../silenced.ts"
 import { isInterrupted } from "../stopSignal.ts"
-import { type CallCell, type Handler, inRunContext, released } from "./handlerContext.ts"
+import { asHandler, type CallCell, type Handler, inRunContext, released } from "./handlerContext.ts"
 import type { RoundContext } from "./roundContext.ts"
 
 /**
@@ -66,8 +65,9 @@ export const runSync = (thunk: () => unknown): Exit.Exit<unknown, unknown> => {
  * would be no different: no span to run it in (a traced run's span must
  * hold the handler's work), and the run's context as it is, its
  * direct-return slot now `cell`'s (see {@link inRunContext}). In a watched
- * run, whose context holds its observer, a run `f` starts reports nowhere
- * (../silenced.ts), as in the handler's own context. "cut" when the
+ * run, whose context holds its observer, `f` runs with the fiber in the
+ * handler's context ({@link asHandler}), where a run it starts reports
+ * nowhere. "cut" when the
  * function interrupted the round's stop signal: a fiber running it would
  * be cut short at its end. `undefined` when the effect is to be run.
  *
@@ -81,9 +81,9 @@ export const ranNow = (
 ): Exit.Exit<unknown, unknown> | "cut" | undefined => {
   if (ctx.traced) return undefined
   const thunk = syncThunk(direct)
-  const watcher = ctx.watcher
-  if (thunk === undefined || !inRunContext(handler, cell, ctx.services, watcher !== undefined)) return undefined
-  const exit = watcher === undefined ? runSync(thunk) : whileSilenced(watcher, () => runSync(thunk))
+  const watched = ctx.report !== undefined
+  if (thunk === undefined || !inRunContext(handler, cell, ctx.services, watched)) return undefined
+  const exit = asHandler(handler, watched, () => runSync(thunk))
   const stop = ctx.policy.stop
   if (stop === undefined || !isInterrupted(stop)) return exit
   released(cell)
