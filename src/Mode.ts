@@ -23,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Context, Effect, Fiber, Scheduler } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import type { ChatModel } from "./ChatModel.ts"
 import { type Options as RunOptionsBase, validateOptions } from "./internal/options.ts"
@@ -100,6 +100,12 @@ const maxNested = 16
  */
 const roundsBeforeYield = 64
 
+/** Whether the fiber running now asks not to yield (`Scheduler.PreventSchedulerYield`), which effect's runtime honours too. */
+const yieldPrevented = (): boolean => {
+  const fiber = Fiber.getCurrent()
+  return fiber !== undefined && Context.get(fiber.context, Scheduler.PreventSchedulerYield)
+}
+
 /**
  * A loop: while the chain needs a response, `body` on it, and again
  * (`Step.continueOrDone`); a chain that needs none ends `Ok` (reason
@@ -108,7 +114,9 @@ const roundsBeforeYield = 64
  * pipeline (`Step.callLlm` honours the run's budget). A body made of steps
  * alone (`Step.make` and the built-in steps) is built once per run and run
  * for every round, so `body` should only put steps together: a step's own
- * work belongs in its function, which runs each round.
+ * work belongs in its function, which runs each round. Every 64 rounds the
+ * loop lets other fibers run, also when its rounds complete at once (unless
+ * `Scheduler.PreventSchedulerYield` is on).
  *
  * @example
  * ```ts
@@ -142,7 +150,7 @@ export const loop = <R>(
   // (then suspended, which unwinds it), or it is time to let other fibers run.
   let rounds = 0
   const next = (outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, R> => {
-    if (++rounds % roundsBeforeYield === 0) return Effect.andThen(Effect.yieldNow, Effect.suspend(() => runSteps(round, outcome)))
+    if (++rounds % roundsBeforeYield === 0 && !yieldPrevented()) return Effect.andThen(Effect.yieldNow, Effect.suspend(() => runSteps(round, outcome)))
     if (nested >= maxNested) return Effect.suspend(() => runSteps(round, outcome))
     nested++
     try {

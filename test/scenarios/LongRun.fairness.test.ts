@@ -1,10 +1,11 @@
 /**
  * A long run whose rounds all complete at once (a scripted model, an `Effect.sync` tool) takes no step of
  * effect's runtime per round, so its fiber would never reach its budget of operations and yield: no other
- * fiber, timer or I/O callback would run until it ended. `Mode.loop` lets other fibers run every 64 rounds.
+ * fiber, timer or I/O callback would run until it ended. `Mode.loop` lets other fibers run every 64 rounds,
+ * unless `Scheduler.PreventSchedulerYield` is on (effect's runtime then never yields either).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Schema } from "effect"
+import { Effect, Exit, Fiber, Schema, Scheduler } from "effect"
 import { Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, Mode, StopSignal } from "../../src/index.ts"
 
@@ -50,5 +51,15 @@ describe("a long run of rounds that complete at once", () => {
       yield* Effect.forkChild(Effect.andThen(Effect.sleep("20 millis"), StopSignal.request(stop)))
       const outcome = yield* longRun(stop)
       expect(outcome._tag).toBe("Pause")
+    }), 120_000)
+
+  it.live("with Scheduler.PreventSchedulerYield on, it keeps its fiber to the end", () =>
+    Effect.gen(function*() {
+      let ticks = 0
+      const ticker = yield* Effect.forkChild(Effect.forever(Effect.andThen(Effect.yieldNow, Effect.sync(() => void ticks++))))
+      let atEnd = -1
+      yield* Effect.tap(longRun().pipe(Effect.provideService(Scheduler.PreventSchedulerYield, true)), () => Effect.sync(() => void (atEnd = ticks)))
+      yield* Fiber.interrupt(ticker)
+      expect(atEnd).toBe(0)
     }), 120_000)
 })
