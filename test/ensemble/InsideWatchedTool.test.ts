@@ -7,7 +7,7 @@ import { Effect, Layer } from "effect"
 import { Toolkit } from "effect/ai"
 import { Chain, ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, EnsembleEvent, Task } from "../../src/ensemble/index.ts"
-import { events, whileNeeds } from "../support/stream.ts"
+import { events, toolResult, whileNeeds } from "../support/stream.ts"
 import { AskExpert } from "../support/tools.ts"
 
 const expertToolkit = Toolkit.make(AskExpert)
@@ -32,15 +32,6 @@ const agentRun = "AgentRun:RunStarted,AgentRun:ModelCallStarted,AgentRun:TextDel
 
 const handlers = () => expertToolkit.toLayer({ ask_expert: ({ q }) => Effect.sync(() => ensembleNow(q)) })
 const outerModel = () => ChatModel.scripted([{ toolCalls: [{ name: "ask_expert", params: { q: "x" } }] }, { text: "ok" }])
-
-/** The result the tool call fed back to the model. */
-const toolResult = (chain: Chain.Chain): unknown => {
-  for (const message of chain.messages) {
-    if (message.role !== "tool") continue
-    for (const part of message.content) if (part.type === "tool-result") return part.result
-  }
-  return undefined
-}
 
 describe("an ensemble run by a handler's Effect.sync", () => {
   it.effect("its agents' runs reach its own sink when the outer run is unwatched (Chain.run)", () =>

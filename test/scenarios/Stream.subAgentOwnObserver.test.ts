@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { Toolkit } from "effect/ai"
 import { Chain, ChatModel, RunEvent } from "../../src/index.ts"
-import { events, whileNeeds } from "../support/stream.ts"
+import { events, toolResult, whileNeeds } from "../support/stream.ts"
 import { AskExpert } from "../support/tools.ts"
 
 const expertToolkit = Toolkit.make(AskExpert)
@@ -46,15 +46,6 @@ const ways = [
 ] as const
 
 const outerModel = () => ChatModel.scripted([{ toolCalls: [{ name: "ask_expert", params: { q: "x" } }] }, { text: "ok" }])
-
-/** The result the tool call fed back to the model. */
-const toolResult = (chain: Chain.Chain): unknown => {
-  for (const message of chain.messages) {
-    if (message.role !== "tool") continue
-    for (const part of message.content) if (part.type === "tool-result") return part.result
-  }
-  return undefined
-}
 
 describe("a sub-agent the handler watches itself", () => {
   for (const [where, expected, handlers] of ways) {

@@ -8,6 +8,7 @@ import { Effect, Fiber, Result, Schema, Stream } from "effect"
 import { Response, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import {
+type Chain,
 DirectReturn,
 ExternalTool,
 type LoopError,
@@ -192,3 +193,12 @@ export const finish = (reason: Response.FinishReason): Response.AnyPart =>
     }),
     response: undefined
   })
+
+/** The result the chain's first tool message fed back to the model. */
+export const toolResult = (chain: Chain.Chain): unknown => {
+  for (const message of chain.messages) {
+    if (message.role !== "tool") continue
+    for (const part of message.content) if (part.type === "tool-result") return part.result
+  }
+  return undefined
+}
