@@ -34,8 +34,8 @@ const read = (u: object, key: "name" | "cause" | "message"): unknown => {
   }
 }
 
-/** Whether `u` is an `Error`; `false` when asking throws (a revoked proxy). */
-const isError = (u: unknown): u is Error => {
+/** @internal whether `u` is an `Error`; `false` when asking throws (a revoked proxy) */
+export const isError = (u: unknown): u is Error => {
   try {
     return u instanceof globalThis.Error
   } catch {

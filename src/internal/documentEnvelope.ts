@@ -11,8 +11,7 @@ import { ChainCodecError, formatVersion } from "./chainDocument.ts"
 import { shortJson, thrownMessage } from "./errorText.ts"
 import * as JsonBounds from "./jsonBounds.ts"
 
-/** How deep a document may nest: stored values up to the ceiling, plus the document's own levels. */
-/** @internal */
+/** @internal how deep and large a document may be: stored values up to the ceiling, plus the document's own levels */
 export const documentLimits: JsonBounds.Limits = {
   maxDepth: JsonBounds.depthCeiling + 8,
   maxSize: JsonBounds.storedLimits.maxSize

@@ -8,7 +8,7 @@
  * @internal
  */
 import { Duration } from "effect"
-import { describe, messageOf, safeString } from "../../internal/describe.ts"
+import { describe, isError, messageOf, safeString } from "../../internal/describe.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 import { ModelCallFailed } from "../../LoopError.ts"
 
@@ -37,15 +37,6 @@ const header = (headers: Record<string, string>, name: string): string | undefin
 
 /** HTTP status codes: a `statusCode` outside them (or not an integer) is left out. */
 const isHttpStatus = (u: unknown): u is number => Number.isInteger(u) && (u as number) >= 100 && (u as number) <= 599
-
-/** Whether `u` is an `Error`; `false` when asking throws (a revoked proxy). */
-const isError = (u: unknown): boolean => {
-  try {
-    return u instanceof Error
-  } catch {
-    return false
-  }
-}
 
 /** Stands in for a provider's message that cannot be read (a getter that throws). */
 const unreadableMessage = "the provider's error (its message cannot be read)"
@@ -182,7 +173,7 @@ const redefine = (target: object, key: string, descriptor: PropertyDescriptor): 
 }
 
 /** Whether `u` is an `Error` named one of `names`; never throws (a hostile getter, a revoked proxy). */
-const isErrorNamed = (u: unknown, names: ReadonlySet<string>): u is Error => isError(u) && names.has(read(u as Error, "name") as string)
+const isErrorNamed = (u: unknown, names: ReadonlySet<string>): u is Error => isError(u) && names.has(read(u, "name") as string)
 
 /** Errors JavaScript throws for a value it cannot serialise (too deep, cyclic, a BigInt, …). */
 const serialisationErrors: ReadonlySet<string> = new Set(["RangeError", "TypeError"])
@@ -208,7 +199,7 @@ const isNetworkError = (error: Error): boolean => {
  */
 export const unbuildable = (error: unknown): ModelCallFailed => {
   scrub(error)
-  const what = isError(error) ? `${safeString(read(error as Error, "name"))}: ${safeString(read(error as Error, "message"))}` : describe(error)
+  const what = isError(error) ? `${safeString(read(error, "name"))}: ${safeString(read(error, "message"))}` : describe(error)
   return new ModelCallFailed({
     description: isErrorNamed(error, refusedPromptErrors)
       ? `the provider refused this prompt before sending it (${what}); it is not retried, since the same ` +

@@ -14,7 +14,7 @@ import { compile } from "../tools/compile.ts"
 import type { RoundLog } from "../tools/roundContext.ts"
 import { runRound } from "../tools/round.ts"
 import { contextNow } from "../contextNow.ts"
-import { Cut, Held, type Settled } from "../tools/settled.ts"
+import { Cut, Held, isHeld, type Settled } from "../tools/settled.ts"
 import { MaxFailuresExceeded, ToolCallFailed } from "../../LoopError.ts"
 import * as Outcome from "../../Outcome.ts"
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
@@ -161,9 +161,6 @@ const roundOutcome = (chain: Chain, maxFailures: number) => (settled: ReadonlyAr
   // Calls cut short by StopSignal.interrupt run again on resume.
   return cut ? new Outcome.Pause(next, stopRequested) : new Outcome.Continue(next)
 }
-
-/** Whether a call in `state` waits for a decision or a result (the round holds it, and runs nothing). */
-const isHeld = (state: CallState | undefined): boolean => state?._tag === "AwaitingApproval" || state?._tag === "AwaitingResult"
 
 /** @internal */
 export const executeToolsStep = (options: ToolOptions): Step => {

@@ -155,10 +155,9 @@ const inCallerContext = (handler: Handler, services: Context.Context<never>, wat
  * every service of the handler's own, no run watches it (a run inside the
  * handler would report nowhere either way) unless `watched` allows it (the
  * caller then runs the handler's code through {@link asHandler}), and its
- * run's direct-return slot was free and is now
- * `cell`'s. Saves switching the fiber's context twice per call. The
- * handler runs next, on the fiber reading this (or a fiber it starts for
- * it, in the same context).
+ * run's direct-return slot was free and is now `cell`'s. Saves switching
+ * the fiber's context twice per call. The handler runs next, on the fiber
+ * reading this (or a fiber it starts for it, in the same context).
  *
  * @internal
  */

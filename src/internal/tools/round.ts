@@ -20,7 +20,7 @@ import { isSucceeded } from "../complete.ts"
 import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
-import { Cut, Held, type Settled } from "./settled.ts"
+import { Cut, Held, isHeld, type Settled } from "./settled.ts"
 
 /**
  * `settled`, or a failed result in its place when its value could not be
@@ -94,9 +94,7 @@ const reportFinished = (ctx: RoundContext, report: Report, id: string, name: str
  * neither traced nor reported again.
  */
 const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | undefined): Effect.Effect<Settled> => {
-  if (state !== undefined && (state._tag === "AwaitingApproval" || state._tag === "AwaitingResult")) {
-    return Effect.succeed(new Held(call, state))
-  }
+  if (state !== undefined && isHeld(state)) return Effect.succeed(new Held(call, state))
   const run = ctx.report === undefined ? settle(ctx, call, state) : observed(ctx, ctx.report, call, state)
   if (!ctx.traced) return run
   return toolSpan(ctx.services, call, shownName(ctx, call), ctx.compiled.byName.get(call.name)?.tool.description, run, statusOf)
@@ -171,13 +169,9 @@ export const runRound = <B>(
   const one = (call: ToolCall) => settleTraced(ctx, call, states.get(call.id))
   // An observed call is made storable before its event; the others here.
   const checked = ctx.report === undefined ? storable : same
-  if (calls.length === 1) {
-    const only = one(calls[0])
-    // Settled at once: the round's outcome now, with no step of the runtime (Mode.loop bounds how deep
-    // rounds that complete at once nest on the stack).
-    return isSucceeded(only) ? Effect.succeed(then([checked(only.value)], log)) : Effect.map(only, (settled) => then([checked(settled)], log))
-  }
   const all = settleAll(calls, one, policy.concurrency)
+  // Every call settled at once: the round's outcome now, with no step of the runtime (Mode.loop bounds
+  // how deep rounds that complete at once nest on the stack).
   return isSucceeded(all) ? Effect.succeed(then(all.value.map(checked), log)) : Effect.map(all, (settled) => then(settled.map(checked), log))
 }
 
@@ -198,6 +192,8 @@ const settleAll = (
     const settled = one(call)
     if (!isSucceeded(settled)) {
       const first = now.length
+      // A round of one call waits for it alone.
+      if (calls.length === 1) return Effect.map(settled, (only) => [only])
       const rest = Effect.forEach(calls.slice(first), (later, i) => i === 0 ? settled : one(later), { concurrency })
       return first === 0 ? rest : Effect.map(rest, (others) => now.concat(others))
     }
