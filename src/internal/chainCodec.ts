@@ -100,13 +100,18 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
     if (problem !== undefined) return Effect.fail(new ChainCodecError({ operation: "encode", reason: problem }))
   }
   const encoded = Effect.zipWith(
-    Effect.suspend(() => MessageCodec.encodeMessages(chain.messages)),
+    Effect.suspend(() => MessageCodec.encodeMessages(chain.messages, documentLimits)),
     Effect.suspend(() => encodeRest(chain)),
-    (messages, rest): typeof Document.Encoded => ({ ...rest, messages: messages as typeof Document.Encoded["messages"] })
+    (messages, rest) => ({ document: { ...rest, messages: messages.messages as typeof Document.Encoded["messages"] }, bound: messages.bound, rest })
   ).pipe(
     Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })),
-    Effect.flatMap((document) => {
-      const problem = JsonBounds.check(document, documentLimits)
+    Effect.flatMap(({ bound, document, rest }) => {
+      // The messages' bound and the rest's (whose messages are []) add up to the whole's: within
+      // the limit, nothing more to measure; past it, or not known, the whole document is checked.
+      const restBound = JsonBounds.bound(rest, documentLimits)
+      const problem = typeof restBound === "number" && restBound + bound <= documentLimits.maxSize
+        ? undefined
+        : JsonBounds.check(document, documentLimits)
       return problem === undefined ? Effect.succeed(document) : Effect.fail(
         new ChainCodecError({
           operation: "encode",

@@ -117,11 +117,13 @@ const classKind = (proto: unknown): string => {
 }
 
 /**
- * What a pass of the walk found: a problem, `undefined` when the value is
- * within the limits, or, for a pass that counted strings without their
- * escapes, `unsure` when only the escapes can tell.
+ * What a pass of the walk found: a problem, or the most characters the
+ * value takes as JSON (its exact size in an `exact` pass; in a pass that
+ * counted strings without their escapes, that size plus the most the
+ * escapes could add). A pass stops with `TooLarge` only once the size it
+ * counted is past the limit, so a bound past it is for the caller to decide.
  */
-type Found = Problem | undefined | "unsure"
+type Found = Problem | number
 
 const tooLarge = (limits: Limits): Problem => ({ _tag: "TooLarge", limit: limits.maxSize })
 
@@ -144,7 +146,7 @@ const flatObject = (value: object, limits: Limits, exact: boolean): Found | null
     size += stringSize(key, exact) + 2 + own
     if (!exact) slack += mostEscapes(key) + (typeof item === "string" ? mostEscapes(item) : 0)
   }
-  return size > limits.maxSize ? tooLarge(limits) : size + slack > limits.maxSize ? "unsure" : undefined
+  return size > limits.maxSize ? tooLarge(limits) : size + slack
 }
 
 /**
@@ -158,10 +160,33 @@ const flatObject = (value: object, limits: Limits, exact: boolean): Found | null
 export const check = (value: unknown, limits: Limits): Problem | undefined => {
   try {
     const found = walk(value, limits, false)
-    return found === "unsure" ? walk(value, limits, true) as Problem | undefined : found
+    if (typeof found !== "number" || found <= limits.maxSize) return typeof found === "number" ? undefined : found
+    const exact = walk(value, limits, true)
+    return typeof exact !== "number" ? exact : exact > limits.maxSize ? tooLarge(limits) : undefined
   } catch {
-    // A getter that throws, a revoked proxy: what cannot be read cannot be written as JSON either.
-    return { _tag: "NotJson", kind: "value that cannot be read" }
+    return unreadable
+  }
+}
+
+// A getter that throws, a revoked proxy: what cannot be read cannot be written as JSON either.
+const unreadable: Problem = { _tag: "NotJson", kind: "value that cannot be read" }
+
+/**
+ * The most characters of JSON text `value` takes (its strings counted as
+ * if every character were escaped), or its problem under `limits`: too
+ * deep, not JSON data, or too large already without its escapes. A bound
+ * past `limits.maxSize` is not a problem by itself: {@link check} decides.
+ * For a document made of parts: the parts' bounds add up to a bound of the
+ * whole, and only a whole whose bound is past the limit needs its
+ * {@link check}.
+ *
+ * @internal
+ */
+export const bound = (value: unknown, limits: Limits): Problem | number => {
+  try {
+    return walk(value, limits, false)
+  } catch {
+    return unreadable
   }
 }
 
@@ -175,7 +200,7 @@ const walk = (value: unknown, limits: Limits, exact: boolean): Found => {
   if (typeof first === "string") return { _tag: "NotJson", kind: first }
   if (first >= 0) {
     const slack = !exact && typeof value === "string" ? mostEscapes(value) : 0
-    return first > limits.maxSize ? tooLarge(limits) : first + slack > limits.maxSize ? "unsure" : undefined
+    return first > limits.maxSize ? tooLarge(limits) : first + slack
   }
   const flat = flatObject(value as object, limits, exact)
   if (flat !== null) return flat
@@ -225,7 +250,7 @@ const walk = (value: unknown, limits: Limits, exact: boolean): Found => {
     }
     if (size > limits.maxSize) return tooLarge(limits)
   }
-  return size + slack > limits.maxSize ? "unsure" : undefined
+  return size + slack
 }
 
 /**

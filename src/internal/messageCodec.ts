@@ -13,6 +13,7 @@
  */
 import { Effect, Schema } from "effect"
 import * as Prompt from "effect/ai/Prompt"
+import * as JsonBounds from "./jsonBounds.ts"
 
 /**
  * A known shape: its fields copied in the Schema's order (an object literal
@@ -23,6 +24,9 @@ interface Shape {
   readonly fields: number
   readonly copy: (value: Readonly<Record<string, unknown>>) => Record<string, unknown>
   readonly valid: (copied: Readonly<Record<string, unknown>>) => boolean
+  /** Its fields holding strings, and the one holding a JSON value of the caller's (tool arguments, a result). */
+  readonly strings: ReadonlyArray<string>
+  readonly value?: string
 }
 
 const isString = (u: unknown): u is string => typeof u === "string"
@@ -41,7 +45,8 @@ const noOptions = (options: unknown): boolean => {
 const textShape: Shape = {
   fields: 3,
   copy: (p) => ({ options: p.options, type: p.type, text: p.text }),
-  valid: (p) => noOptions(p.options) && isString(p.text)
+  valid: (p) => noOptions(p.options) && isString(p.text),
+  strings: ["type", "text"]
 }
 
 const partShapes: ReadonlyMap<unknown, Shape> = new Map<unknown, Shape>([
@@ -50,7 +55,9 @@ const partShapes: ReadonlyMap<unknown, Shape> = new Map<unknown, Shape>([
   ["tool-call", {
     fields: 6,
     copy: (p) => ({ options: p.options, type: p.type, id: p.id, name: p.name, params: p.params, providerExecuted: p.providerExecuted }),
-    valid: (p) => noOptions(p.options) && isString(p.id) && isString(p.name) && isBoolean(p.providerExecuted)
+    valid: (p) => noOptions(p.options) && isString(p.id) && isString(p.name) && isBoolean(p.providerExecuted),
+    strings: ["type", "id", "name"],
+    value: "params"
   }],
   ["tool-result", {
     fields: 7,
@@ -63,13 +70,16 @@ const partShapes: ReadonlyMap<unknown, Shape> = new Map<unknown, Shape>([
       result: p.result,
       providerExecuted: p.providerExecuted
     }),
-    valid: (p) => noOptions(p.options) && isString(p.id) && isString(p.name) && isBoolean(p.isFailure) && isBoolean(p.providerExecuted)
+    valid: (p) => noOptions(p.options) && isString(p.id) && isString(p.name) && isBoolean(p.isFailure) && isBoolean(p.providerExecuted),
+    strings: ["type", "id", "name"],
+    value: "result"
   }]
 ])
 const messageShape: Shape = {
   fields: 3,
   copy: (m) => ({ options: m.options, role: m.role, content: m.content }),
-  valid: (m) => noOptions(m.options)
+  valid: (m) => noOptions(m.options),
+  strings: ["role"]
 }
 
 /** The part types each role's messages hold on the fast path (a system message holds a string). */
@@ -96,11 +106,48 @@ const plainCopy = (value: object, shape: Shape, marker: string): Record<string, 
   return out
 }
 
-/** The encoded parts of a message of `role`, or `undefined` when one is not of a shape its role holds. */
-const plainParts = (role: unknown, content: unknown): Array<Record<string, unknown>> | undefined => {
+/**
+ * The most characters of JSON a plain copy of `shape` takes besides its
+ * strings and its value: the copy of a template whose strings are empty,
+ * whose booleans are `false` (longer than `true`) and whose value is left
+ * out.
+ */
+const overhead = (shape: Shape): number => {
+  const template = { options: {}, type: "", text: "", id: "", name: "", params: 0, result: 0, providerExecuted: false, isFailure: false, role: "", content: "" }
+  const copied = shape.copy(template)
+  copied.options = {}
+  if (shape.value !== undefined) delete copied[shape.value]
+  return JSON.stringify(copied).length + (shape.value === undefined ? 0 : shape.value.length + 4)
+}
+const overheads: ReadonlyMap<Shape, number> = new Map([textShape, ...partShapes.values(), messageShape].map((shape) => [shape, overhead(shape)]))
+
+/**
+ * The most characters of JSON a plain copy takes (every character of its
+ * strings escaped), or `NaN` when its value is not JSON within `limits`
+ * (the caller's check of the whole document then says what is wrong).
+ */
+const boundOf = (shape: Shape, copied: Readonly<Record<string, unknown>>, limits: JsonBounds.Limits): number => {
+  let size = overheads.get(shape) as number
+  for (const key of shape.strings) size += (copied[key] as string).length * 6
+  if (shape.value === undefined) return size
+  const value = JsonBounds.bound(copied[shape.value], limits)
+  return typeof value === "number" ? size + value : Number.NaN
+}
+
+/**
+ * The encoded parts of a message of `role`, or `undefined` when one is not of a shape its role holds.
+ * Adds their bound (and the commas between them) to `tally`.
+ */
+const plainParts = (
+  role: unknown,
+  content: unknown,
+  limits: JsonBounds.Limits,
+  tally: Tally
+): Array<Record<string, unknown>> | undefined => {
   const allowed = partsOf.get(role)
   if (allowed === undefined || !Array.isArray(content)) return undefined
   const parts: Array<Record<string, unknown>> = []
+  let bound = content.length
   for (const part of content) {
     if (typeof part !== "object" || part === null) return undefined
     const type: unknown = (part as { readonly type: unknown }).type
@@ -109,25 +156,40 @@ const plainParts = (role: unknown, content: unknown): Array<Record<string, unkno
     // The copy reads `type` again: a getter must not pick one shape and write another.
     if (plain === undefined || plain.type !== type) return undefined
     parts.push(plain)
+    bound += boundOf(shape as Shape, plain, limits)
   }
+  tally.bound += bound
   return parts
+}
+
+/** The most characters of JSON the messages encoded so far take; `NaN` once one of them is unknown. */
+interface Tally {
+  bound: number
 }
 
 /**
  * The message as the Schema encodes it, or `undefined` when it is not one of
  * the known shapes (or cannot be read): the Schema then encodes it, or says
- * what is wrong.
+ * what is wrong. Adds its bound to `tally`, its tool arguments and results
+ * measured under `limits`.
  */
-const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefined => {
+const plainMessage = (message: Prompt.Message, limits: JsonBounds.Limits, tally: Tally): Record<string, unknown> | undefined => {
   try {
     const out = plainCopy(message, messageShape, messageMarker)
     if (out === undefined) return undefined
-    if (out.role === "system") return isString(out.content) ? out : undefined
-    const content = plainParts(out.role, out.content)
+    const own = boundOf(messageShape, out, limits)
+    if (out.role === "system") {
+      if (!isString(out.content)) return undefined
+      tally.bound += own + out.content.length * 6
+      return out
+    }
+    const parts: Tally = { bound: 0 }
+    const content = plainParts(out.role, out.content, limits, parts)
     if (content === undefined) return undefined
     // effect/ai writes a user or assistant message holding one plain text part as a string.
     const only = content.length === 1 && out.role !== "tool" ? content[0] : undefined
     out.content = only?.type === "text" ? only.text : content
+    tally.bound += own + (only?.type === "text" ? (only.text as string).length * 6 : parts.bound)
     return out
   } catch {
     return undefined
@@ -137,27 +199,49 @@ const plainMessage = (message: Prompt.Message): Record<string, unknown> | undefi
 const encodeMessageSlowly = Schema.encodeEffect(Prompt.Message)
 
 /**
- * The encoded messages: the plain copy where the shape is known, the
- * Schema's encoding otherwise.
+ * The encoded messages, and the most characters of JSON they take (every
+ * character of their strings escaped, and the commas between them), or
+ * `NaN` when that is not known (a value of theirs is not JSON within
+ * `limits`, the limits of the whole document). The plain copy where the
+ * shape is known, the Schema's encoding otherwise.
  *
  * @internal
  */
 export const encodeMessages = (
-  messages: ReadonlyArray<Prompt.Message>
-): Effect.Effect<ReadonlyArray<unknown>, Schema.SchemaError> => {
+  messages: ReadonlyArray<Prompt.Message>,
+  limits: JsonBounds.Limits
+): Effect.Effect<Encoded, Schema.SchemaError> => {
   const out: Array<unknown> = new Array(messages.length)
   const slow: Array<number> = []
+  // A part's tool arguments or result sits 5 levels down the document: in the messages, a message,
+  // its content and the part.
+  const valueLimits: JsonBounds.Limits = { maxDepth: limits.maxDepth - 5, maxSize: limits.maxSize }
+  const tally: Tally = { bound: messages.length }
   for (let i = 0; i < messages.length; i++) {
-    const plain = plainMessage(messages[i])
+    const plain = plainMessage(messages[i], valueLimits, tally)
     if (plain === undefined) slow.push(i)
     else out[i] = plain
   }
-  if (slow.length === 0) return Effect.succeed(out)
-  return Effect.as(
+  if (slow.length === 0) return Effect.succeed({ messages: out, bound: tally.bound })
+  // A message the Schema encodes sits 3 levels down, in the messages.
+  const messageLimits: JsonBounds.Limits = { maxDepth: limits.maxDepth - 2, maxSize: limits.maxSize }
+  return Effect.map(
     Effect.forEach(slow, (i) =>
       Effect.map(encodeMessageSlowly(messages[i]), (encoded) => {
         out[i] = encoded
+        const bound = JsonBounds.bound(encoded, messageLimits)
+        tally.bound += typeof bound === "number" ? bound : Number.NaN
       }), { discard: true }),
-    out
+    () => ({ messages: out, bound: tally.bound })
   )
+}
+
+/**
+ * Encoded messages and the most characters of JSON they take, `NaN` when not known.
+ *
+ * @internal
+ */
+export interface Encoded {
+  readonly messages: ReadonlyArray<unknown>
+  readonly bound: number
 }

@@ -91,6 +91,16 @@ const remeasure = (value: unknown): { readonly entries: number; readonly depth: 
 
 const big = 1_000_000_000
 
+const notJson: ReadonlyArray<readonly [string, unknown, string]> = [
+  ["NaN", [1, Number.NaN], "non-finite number"],
+  ["Infinity", { a: Number.POSITIVE_INFINITY }, "non-finite number"],
+  ["a bigint", [[1n]], "bigint"],
+  ["a function", { f: () => 1 }, "function"],
+  ["a symbol", { s: Symbol("s") }, "symbol"],
+  ["a Date", { at: new Date(0) }, "Date object"],
+  ["a Map", [new Map()], "Map object"]
+]
+
 describe("JsonBounds.check measures as JSON.stringify writes", () => {
   it("2,000 random values: never under the text's length, over it by at most one per entry, exact depth", () => {
     const next = random(20261127)
@@ -105,15 +115,6 @@ describe("JsonBounds.check measures as JSON.stringify writes", () => {
     }
   })
 
-  const notJson: ReadonlyArray<readonly [string, unknown, string]> = [
-    ["NaN", [1, Number.NaN], "non-finite number"],
-    ["Infinity", { a: Number.POSITIVE_INFINITY }, "non-finite number"],
-    ["a bigint", [[1n]], "bigint"],
-    ["a function", { f: () => 1 }, "function"],
-    ["a symbol", { s: Symbol("s") }, "symbol"],
-    ["a Date", { at: new Date(0) }, "Date object"],
-    ["a Map", [new Map()], "Map object"]
-  ]
   for (const [name, value, kind] of notJson) {
     it(`refuses ${name}`, () => {
       expect(JsonBounds.check(value, { maxDepth: big, maxSize: big })).toEqual({ _tag: "NotJson", kind })
@@ -139,5 +140,44 @@ describe("JsonBounds.check measures as JSON.stringify writes", () => {
     expect(JsonBounds.check(cyclic, { maxDepth: 64, maxSize: big })).toEqual({ _tag: "TooDeep", limit: 64 })
     const getter = { nested: { get x() { throw new Error("no") } } }
     expect(JsonBounds.check(getter, { maxDepth: 64, maxSize: big })).toEqual({ _tag: "NotJson", kind: "value that cannot be read" })
+  })
+})
+
+/** The most characters `JSON.stringify` could write for `value`'s strings and keys: each character escaped (6). */
+const escapedAtMost = (value: unknown): number => {
+  if (typeof value === "string") return 6 * value.length
+  if (typeof value !== "object" || value === null) return 0
+  let most = 0
+  for (const [key, item] of Object.entries(value)) most += (Array.isArray(value) ? 0 : 6 * key.length) + escapedAtMost(item)
+  return most
+}
+
+describe("JsonBounds.bound: the most characters a value's JSON takes, so that parts' bounds add up", () => {
+  it("2,000 random values: never under the text's length, never over it by more than every escape and one per entry", () => {
+    const next = random(20261124)
+    for (let i = 0; i < 2000; i++) {
+      const { depth, entries, value } = make(next, 0)
+      const length = (JSON.stringify(value) ?? "").length
+      const at = `value ${i}: ${JSON.stringify(value)}`
+      const bound = JsonBounds.bound(value, { maxDepth: depth, maxSize: big })
+      expect(typeof bound, at).toBe("number")
+      expect(bound, at).toBeGreaterThanOrEqual(length)
+      expect(bound, at).toBeLessThanOrEqual(length + entries + escapedAtMost(value))
+      // Under a limit the text passes: too large (counted without escapes), or a bound past the limit.
+      const tight = JsonBounds.bound(value, { maxDepth: depth, maxSize: length - 1 })
+      if (typeof tight === "number") expect(tight, at).toBeGreaterThan(length - 1)
+      else expect(tight, at).toEqual({ _tag: "TooLarge", limit: length - 1 })
+      if (depth > 0) expect(JsonBounds.bound(value, { maxDepth: depth - 1, maxSize: big }), at).toEqual({ _tag: "TooDeep", limit: depth - 1 })
+    }
+  })
+
+  it("gives check's problems: not JSON, too deep, too large without escapes, unreadable", () => {
+    for (const [, value, kind] of notJson) expect(JsonBounds.bound(value, { maxDepth: big, maxSize: big })).toEqual({ _tag: "NotJson", kind })
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = [cyclic]
+    expect(JsonBounds.bound(cyclic, { maxDepth: 64, maxSize: big })).toEqual({ _tag: "TooDeep", limit: 64 })
+    expect(JsonBounds.bound({ text: "x".repeat(100) }, { maxDepth: 64, maxSize: 50 })).toEqual({ _tag: "TooLarge", limit: 50 })
+    const getter = { nested: { get x() { throw new Error("no") } } }
+    expect(JsonBounds.bound(getter, { maxDepth: 64, maxSize: big })).toEqual({ _tag: "NotJson", kind: "value that cannot be read" })
   })
 })
