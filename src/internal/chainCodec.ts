@@ -102,14 +102,15 @@ export const encode = (chain: Chain, options?: EncodeOptions): Effect.Effect<typ
   const encoded = Effect.zipWith(
     Effect.suspend(() => MessageCodec.encodeMessages(chain.messages, documentLimits)),
     Effect.suspend(() => encodeRest(chain)),
-    (messages, rest) => ({ document: { ...rest, messages: messages.messages as typeof Document.Encoded["messages"] }, bound: messages.bound, rest })
+    (messages, rest) => ({ document: { ...rest, messages: messages.messages as typeof Document.Encoded["messages"] }, messages, rest })
   ).pipe(
     Effect.mapError((error) => new ChainCodecError({ operation: "encode", reason: error.message })),
-    Effect.flatMap(({ bound, document, rest }) => {
-      // The messages' bound and the rest's (whose messages are []) add up to the whole's: within
-      // the limit, nothing more to measure; past it, or not known, the whole document is checked.
+    Effect.flatMap(({ document, messages, rest }) => {
+      // The rest's bound (its messages are []) and the messages' add up to the whole's, measured once
+      // both are encoded (every getter they read has run): within the limit, nothing more to measure;
+      // past it, or not known, the whole document is checked.
       const restBound = JsonBounds.bound(rest, documentLimits)
-      const problem = typeof restBound === "number" && restBound + bound <= documentLimits.maxSize
+      const problem = typeof restBound === "number" && restBound + messages.bound() <= documentLimits.maxSize
         ? undefined
         : JsonBounds.check(document, documentLimits)
       return problem === undefined ? Effect.succeed(document) : Effect.fail(

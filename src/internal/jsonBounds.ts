@@ -160,7 +160,9 @@ const flatObject = (value: object, limits: Limits, exact: boolean): Found | null
 export const check = (value: unknown, limits: Limits): Problem | undefined => {
   try {
     const found = walk(value, limits, false)
-    if (typeof found !== "number" || found <= limits.maxSize) return typeof found === "number" ? undefined : found
+    if (typeof found !== "number") return found
+    if (found <= limits.maxSize) return undefined
+    // Only the escapes can tell: count them.
     const exact = walk(value, limits, true)
     return typeof exact !== "number" ? exact : exact > limits.maxSize ? tooLarge(limits) : undefined
   } catch {
@@ -192,8 +194,9 @@ export const bound = (value: unknown, limits: Limits): Problem | number => {
 
 /**
  * {@link check}'s walk, which reads every property (a hostile getter may
- * throw). Its size is a lower bound unless `exact`, and `slack` the most the
- * uncounted escapes could add.
+ * throw). It counts `size` (strings without their escapes unless `exact`)
+ * and `slack` (the most the uncounted escapes could add), and gives their
+ * sum, or the first problem.
  */
 const walk = (value: unknown, limits: Limits, exact: boolean): Found => {
   const first = scalarSize(value, exact)
@@ -214,10 +217,13 @@ const walk = (value: unknown, limits: Limits, exact: boolean): Found => {
     const depth = depths.pop() as number
     if (depth > limits.maxDepth) return { _tag: "TooDeep", limit: limits.maxDepth }
     if (Array.isArray(node)) {
-      size += node.length === 0 ? 2 : 1 + node.length // the brackets and the commas
+      // Read once: a Proxy may answer each read differently, or with something that is not a count.
+      const length: unknown = node.length
+      if (!Number.isSafeInteger(length) || (length as number) < 0) return { _tag: "NotJson", kind: "list whose length is not a count" }
+      size += length === 0 ? 2 : 1 + (length as number) // the brackets and the commas
       // Before the walk: a sparse array's length costs nothing to make and everything to walk.
       if (size > limits.maxSize) return tooLarge(limits)
-      for (let i = node.length - 1; i >= 0; i--) {
+      for (let i = (length as number) - 1; i >= 0; i--) {
         const item: unknown = node[i]
         const own = scalarSize(item, exact)
         if (typeof own === "string") return { _tag: "NotJson", kind: own }

@@ -117,37 +117,40 @@ const overhead = (shape: Shape): number => {
   const copied = shape.copy(template)
   copied.options = {}
   if (shape.value !== undefined) delete copied[shape.value]
+  // The value's key: its quotes, its colon and a comma.
   return JSON.stringify(copied).length + (shape.value === undefined ? 0 : shape.value.length + 4)
 }
 const overheads: ReadonlyMap<Shape, number> = new Map([textShape, ...partShapes.values(), messageShape].map((shape) => [shape, overhead(shape)]))
 
 /**
- * The most characters of JSON a plain copy takes (every character of its
- * strings escaped), or `NaN` when its value is not JSON within `limits`
- * (the caller's check of the whole document then says what is wrong).
+ * What the plain copies add up to: the most characters of JSON they take
+ * without the caller's values they hold, and those values (tool arguments
+ * and results, the caller's own objects), measured last, once every getter
+ * the copies and the rest of the document read has run. The Schema's
+ * encodings are measured last too: they hold the caller's values as well.
  */
-const boundOf = (shape: Shape, copied: Readonly<Record<string, unknown>>, limits: JsonBounds.Limits): number => {
+interface Tally {
+  fixed: number
+  readonly values: Array<unknown>
+  readonly encoded: Array<unknown>
+}
+
+/** Adds a plain copy of `shape` to `tally`: every character of its strings escaped, and its value. */
+const count = (tally: Tally, shape: Shape, copied: Readonly<Record<string, unknown>>): void => {
   let size = overheads.get(shape) as number
   for (const key of shape.strings) size += (copied[key] as string).length * 6
-  if (shape.value === undefined) return size
-  const value = JsonBounds.bound(copied[shape.value], limits)
-  return typeof value === "number" ? size + value : Number.NaN
+  tally.fixed += size
+  if (shape.value !== undefined) tally.values.push(copied[shape.value])
 }
 
 /**
  * The encoded parts of a message of `role`, or `undefined` when one is not of a shape its role holds.
- * Adds their bound (and the commas between them) to `tally`.
+ * Counts them in `tally`, with the commas between them.
  */
-const plainParts = (
-  role: unknown,
-  content: unknown,
-  limits: JsonBounds.Limits,
-  tally: Tally
-): Array<Record<string, unknown>> | undefined => {
+const plainParts = (role: unknown, content: unknown, tally: Tally): Array<Record<string, unknown>> | undefined => {
   const allowed = partsOf.get(role)
   if (allowed === undefined || !Array.isArray(content)) return undefined
   const parts: Array<Record<string, unknown>> = []
-  let bound = content.length
   for (const part of content) {
     if (typeof part !== "object" || part === null) return undefined
     const type: unknown = (part as { readonly type: unknown }).type
@@ -156,54 +159,86 @@ const plainParts = (
     // The copy reads `type` again: a getter must not pick one shape and write another.
     if (plain === undefined || plain.type !== type) return undefined
     parts.push(plain)
-    bound += boundOf(shape as Shape, plain, limits)
+    count(tally, shape as Shape, plain)
   }
-  tally.bound += bound
+  // Counted from the copies, not from the caller's `length`.
+  tally.fixed += parts.length
   return parts
 }
 
-/** The most characters of JSON the messages encoded so far take; `NaN` once one of them is unknown. */
-interface Tally {
-  bound: number
-}
-
-/**
- * The message as the Schema encodes it, or `undefined` when it is not one of
- * the known shapes (or cannot be read): the Schema then encodes it, or says
- * what is wrong. Adds its bound to `tally`, its tool arguments and results
- * measured under `limits`.
- */
-const plainMessage = (message: Prompt.Message, limits: JsonBounds.Limits, tally: Tally): Record<string, unknown> | undefined => {
+/** {@link plainMessage}'s copy, which may have counted some of its parts when it gives up. */
+const copyMessage = (message: Prompt.Message, tally: Tally): Record<string, unknown> | undefined => {
   try {
     const out = plainCopy(message, messageShape, messageMarker)
-    if (out === undefined) return undefined
-    const own = boundOf(messageShape, out, limits)
+    if (out === undefined || !partsOf.has(out.role) && out.role !== "system") return undefined
+    count(tally, messageShape, out)
     if (out.role === "system") {
       if (!isString(out.content)) return undefined
-      tally.bound += own + out.content.length * 6
+      tally.fixed += out.content.length * 6
       return out
     }
-    const parts: Tally = { bound: 0 }
-    const content = plainParts(out.role, out.content, limits, parts)
+    const content = plainParts(out.role, out.content, tally)
     if (content === undefined) return undefined
     // effect/ai writes a user or assistant message holding one plain text part as a string.
     const only = content.length === 1 && out.role !== "tool" ? content[0] : undefined
     out.content = only?.type === "text" ? only.text : content
-    tally.bound += own + (only?.type === "text" ? (only.text as string).length * 6 : parts.bound)
     return out
   } catch {
     return undefined
   }
 }
 
+/**
+ * The message as the Schema encodes it, or `undefined` when it is not one of
+ * the known shapes (or cannot be read): the Schema then encodes it, or says
+ * what is wrong. Counts it in `tally`.
+ */
+const plainMessage = (message: Prompt.Message, tally: Tally): Record<string, unknown> | undefined => {
+  const fixed = tally.fixed
+  const values = tally.values.length
+  const out = copyMessage(message, tally)
+  if (out === undefined) {
+    // The Schema encodes it: what the copy counted before it gave up is taken back.
+    tally.fixed = fixed
+    tally.values.length = values
+  }
+  return out
+}
+
+/**
+ * The most characters of JSON the counted messages take, or `NaN` when a
+ * value of theirs is not JSON within `limits` (the document's). In the
+ * document, a message is at level 3 (the document 1, its messages 2), its
+ * content 4, a part 5, and a part's value starts at level 6.
+ */
+const measure = (tally: Tally, limits: JsonBounds.Limits): number => {
+  // Part options (`{}`) are at level 6, which the counts do not check.
+  if (limits.maxDepth < 6) return Number.NaN
+  const values: JsonBounds.Limits = { maxDepth: limits.maxDepth - 5, maxSize: limits.maxSize }
+  const messages: JsonBounds.Limits = { maxDepth: limits.maxDepth - 2, maxSize: limits.maxSize }
+  let bound = tally.fixed
+  for (const value of tally.values) {
+    const found = JsonBounds.bound(value, values)
+    if (typeof found !== "number") return Number.NaN
+    bound += found
+  }
+  for (const message of tally.encoded) {
+    const found = JsonBounds.bound(message, messages)
+    if (typeof found !== "number") return Number.NaN
+    bound += found
+  }
+  return bound
+}
+
 const encodeMessageSlowly = Schema.encodeEffect(Prompt.Message)
 
 /**
- * The encoded messages, and the most characters of JSON they take (every
- * character of their strings escaped, and the commas between them), or
- * `NaN` when that is not known (a value of theirs is not JSON within
- * `limits`, the limits of the whole document). The plain copy where the
- * shape is known, the Schema's encoding otherwise.
+ * The encoded messages: the plain copy where the shape is known, the
+ * Schema's encoding otherwise. With them, `bound`: call it once the rest of
+ * the document is encoded, for the most characters of JSON the messages take
+ * (every character of their strings escaped, and the commas between them),
+ * or `NaN` when that is not known (a value of theirs is not JSON within
+ * `limits`, the limits of the whole document).
  *
  * @internal
  */
@@ -211,37 +246,35 @@ export const encodeMessages = (
   messages: ReadonlyArray<Prompt.Message>,
   limits: JsonBounds.Limits
 ): Effect.Effect<Encoded, Schema.SchemaError> => {
-  const out: Array<unknown> = new Array(messages.length)
+  // Read once: a Proxy may answer each read differently (a defect here is the caller's ChainCodecError).
+  const length: unknown = messages.length
+  if (!Number.isSafeInteger(length) || (length as number) < 0) throw new Error("the messages' length is not a count")
+  const out: Array<unknown> = new Array(length as number)
   const slow: Array<number> = []
-  // A part's tool arguments or result sits 5 levels down the document: in the messages, a message,
-  // its content and the part.
-  const valueLimits: JsonBounds.Limits = { maxDepth: limits.maxDepth - 5, maxSize: limits.maxSize }
-  const tally: Tally = { bound: messages.length }
-  for (let i = 0; i < messages.length; i++) {
-    const plain = plainMessage(messages[i], valueLimits, tally)
+  const tally: Tally = { fixed: length as number, values: [], encoded: [] }
+  for (let i = 0; i < out.length; i++) {
+    const plain = plainMessage(messages[i], tally)
     if (plain === undefined) slow.push(i)
     else out[i] = plain
   }
-  if (slow.length === 0) return Effect.succeed({ messages: out, bound: tally.bound })
-  // A message the Schema encodes sits 3 levels down, in the messages.
-  const messageLimits: JsonBounds.Limits = { maxDepth: limits.maxDepth - 2, maxSize: limits.maxSize }
-  return Effect.map(
+  const encoded: Encoded = { messages: out, bound: () => measure(tally, limits) }
+  if (slow.length === 0) return Effect.succeed(encoded)
+  return Effect.as(
     Effect.forEach(slow, (i) =>
-      Effect.map(encodeMessageSlowly(messages[i]), (encoded) => {
-        out[i] = encoded
-        const bound = JsonBounds.bound(encoded, messageLimits)
-        tally.bound += typeof bound === "number" ? bound : Number.NaN
+      Effect.map(encodeMessageSlowly(messages[i]), (message) => {
+        out[i] = message
+        tally.encoded.push(message)
       }), { discard: true }),
-    () => ({ messages: out, bound: tally.bound })
+    encoded
   )
 }
 
 /**
- * Encoded messages and the most characters of JSON they take, `NaN` when not known.
+ * Encoded messages, and how to measure them (see {@link encodeMessages}).
  *
  * @internal
  */
 export interface Encoded {
   readonly messages: ReadonlyArray<unknown>
-  readonly bound: number
+  readonly bound: () => number
 }
