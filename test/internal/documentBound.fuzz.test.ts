@@ -13,14 +13,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Prompt } from "effect/ai"
 import * as JsonBounds from "../../src/internal/jsonBounds.ts"
+import { random } from "../support/random.ts"
 import { encodeMessages } from "../../src/internal/messageCodec.ts"
-
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
 
 const hostileKeys = [...Object.getOwnPropertyNames(Object.prototype), "__proto__", "toJSON", "", "a", "\u2028", "\"", "\\", "\n", "\u0000", "\ud800", "0"]
 const strings = ["", "x", "quote \" and \\", "\t\n\r\b\f", "\u0001\u001f", "\ud83d\ude00", "\ud800", "\udc00", "\u2028", "é".repeat(10), "\u0000".repeat(30)]

@@ -8,14 +8,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as JsonBounds from "../../src/internal/jsonBounds.ts"
-
-/** A small seeded generator (mulberry32), so a failure repeats. */
-const random = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
+import { random } from "../support/random.ts"
 
 const hostileKeys = [...Object.getOwnPropertyNames(Object.prototype), "", "a", "ü", "\u2028", "\"", "\\", "\n", "\u0000", "\ud800", "0", "10"]
 const strings = ["", "x", "done", "quote \" and \\ backslash", "\t\n\r\b\f", "\u0001\u001f", "\ud83d\ude00", "\ud800 alone", "\udc00", "\u2028\u2029", "é".repeat(40)]
