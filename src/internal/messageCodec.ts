@@ -24,8 +24,9 @@ interface Shape {
   readonly fields: number
   readonly copy: (value: Readonly<Record<string, unknown>>) => Record<string, unknown>
   readonly valid: (copied: Readonly<Record<string, unknown>>) => boolean
-  /** Its fields holding strings, and the one holding a JSON value of the caller's (tool arguments, a result). */
+  /** Its fields holding strings. */
   readonly strings: ReadonlyArray<string>
+  /** Its field holding a JSON value of the caller's (tool arguments, a result), if any. */
   readonly value?: string
 }
 
@@ -132,7 +133,8 @@ const overheads: ReadonlyMap<Shape, number> = new Map([textShape, ...partShapes.
 interface Tally {
   fixed: number
   readonly values: Array<unknown>
-  readonly encoded: Array<unknown>
+  /** For each message in order, how many of `values` are its own, or -1 for one the Schema encodes. */
+  readonly counts: Array<number>
 }
 
 /** Adds a plain copy of `shape` to `tally`: every character of its strings escaped, and its value. */
@@ -202,29 +204,47 @@ const plainMessage = (message: Prompt.Message, tally: Tally): Record<string, unk
     tally.fixed = fixed
     tally.values.length = values
   }
+  tally.counts.push(out === undefined ? -1 : tally.values.length - values)
   return out
 }
 
 /**
  * The most characters of JSON the counted messages take, or `NaN` when a
- * value of theirs is not JSON within `limits` (the document's). In the
- * document, a message is at level 3 (the document 1, its messages 2), its
- * content 4, a part 5, and a part's value starts at level 6.
+ * value of theirs is not JSON within `limits` (the document's, at least 6
+ * levels deep: part options are at level 6, which the counts do not check).
+ * In the document, a message is at level 3 (the document 1, its messages
+ * 2), its content 4, a part 5, and a part's value starts at level 6. The
+ * values are measured in the order of the messages (`encoded`: each message
+ * as written), as the walk of the whole document would read them: a getter
+ * of one message's value that changes a later message's is seen.
  */
-const measure = (tally: Tally, limits: JsonBounds.Limits): number => {
-  // Part options (`{}`) are at level 6, which the counts do not check.
+const measure = (tally: Tally, encoded: ReadonlyArray<unknown>, limits: JsonBounds.Limits): number => {
   if (limits.maxDepth < 6) return Number.NaN
   const values: JsonBounds.Limits = { maxDepth: limits.maxDepth - 5, maxSize: limits.maxSize }
   const messages: JsonBounds.Limits = { maxDepth: limits.maxDepth - 2, maxSize: limits.maxSize }
   let bound = tally.fixed
-  for (const value of tally.values) {
-    const found = JsonBounds.bound(value, values)
+  let next = 0
+  for (let i = 0; i < tally.counts.length; i++) {
+    const count = tally.counts[i]
+    const found = count < 0 ? JsonBounds.bound(encoded[i], messages) : boundOfValues(tally.values, next, count, values)
     if (typeof found !== "number") return Number.NaN
     bound += found
+    if (count > 0) next += count
   }
-  for (const message of tally.encoded) {
-    const found = JsonBounds.bound(message, messages)
-    if (typeof found !== "number") return Number.NaN
+  return bound
+}
+
+/** The sum of the bounds of `count` values from `from`, or the first problem. */
+const boundOfValues = (
+  values: ReadonlyArray<unknown>,
+  from: number,
+  count: number,
+  limits: JsonBounds.Limits
+): JsonBounds.Problem | number => {
+  let bound = 0
+  for (let i = from; i < from + count; i++) {
+    const found = JsonBounds.bound(values[i], limits)
+    if (typeof found !== "number") return found
     bound += found
   }
   return bound
@@ -238,7 +258,8 @@ const encodeMessageSlowly = Schema.encodeEffect(Prompt.Message)
  * the document is encoded, for the most characters of JSON the messages take
  * (every character of their strings escaped, and the commas between them),
  * or `NaN` when that is not known (a value of theirs is not JSON within
- * `limits`, the limits of the whole document).
+ * `limits`, the limits of the whole document, or those limits allow fewer
+ * than 6 levels). A `messages` whose length is not a count is a defect.
  *
  * @internal
  */
@@ -246,24 +267,23 @@ export const encodeMessages = (
   messages: ReadonlyArray<Prompt.Message>,
   limits: JsonBounds.Limits
 ): Effect.Effect<Encoded, Schema.SchemaError> => {
-  // Read once: a Proxy may answer each read differently (a defect here is the caller's ChainCodecError).
+  // Read once: a Proxy may answer each read differently (the defect is the caller's ChainCodecError).
   const length: unknown = messages.length
-  if (!Number.isSafeInteger(length) || (length as number) < 0) throw new Error("the messages' length is not a count")
+  if (!Number.isSafeInteger(length) || (length as number) < 0) return Effect.die(new Error("the messages' length is not a count"))
   const out: Array<unknown> = new Array(length as number)
   const slow: Array<number> = []
-  const tally: Tally = { fixed: length as number, values: [], encoded: [] }
+  const tally: Tally = { fixed: length as number, values: [], counts: [] }
   for (let i = 0; i < out.length; i++) {
     const plain = plainMessage(messages[i], tally)
     if (plain === undefined) slow.push(i)
     else out[i] = plain
   }
-  const encoded: Encoded = { messages: out, bound: () => measure(tally, limits) }
+  const encoded: Encoded = { messages: out, bound: () => measure(tally, out, limits) }
   if (slow.length === 0) return Effect.succeed(encoded)
   return Effect.as(
     Effect.forEach(slow, (i) =>
       Effect.map(encodeMessageSlowly(messages[i]), (message) => {
         out[i] = message
-        tally.encoded.push(message)
       }), { discard: true }),
     encoded
   )

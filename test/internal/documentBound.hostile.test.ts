@@ -12,7 +12,12 @@
  *   arguments of a call already copied: the values are measured after every
  *   such read, so an accepted document passes the full check and decodes;
  * - an array whose `length` is a string: refused as not JSON, with a message
- *   that says so.
+ *   that says so;
+ * - a getter read while the values are measured (one message's, changing a
+ *   later message's arguments): they are measured in the order of the
+ *   messages, as the whole document's walk reads them (helper-62);
+ * - a rest and messages each within the size limit, together past it: the
+ *   sum is refused.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
@@ -52,16 +57,17 @@ describe("a content array whose length lies: the bound counts the copies", () =>
       }))
   }
 
-  it.effect("the same at the messages' level: tally starts from the second read of messages.length", () =>
+  it.effect("the same at the messages' level: a messages list that lies on a later read of its length", () =>
     Effect.gen(function*() {
-      // encodeMessages reads messages.length for `new Array(...)`, then for the tally, then in its loop.
+      // encodeMessages reads messages.length once; a version that read it again (for its count, its
+      // loop) would take the lie.
       const list = [Prompt.makeMessage("system", { content: "x".repeat(1000) }), Prompt.makeMessage("system", { content: "y".repeat(1000) })]
       let reads = 0
       const messages = new Proxy(list, {
         get: (target, key, receiver) => key === "length" && ++reads === 2 ? Number.NEGATIVE_INFINITY : Reflect.get(target, key, receiver)
       })
       const { bound: measured, messages: encoded } = yield* encodeMessages(messages, { maxDepth: 520, maxSize: 100 })
-        const bound = measured()
+      const bound = measured()
       const length = JSON.stringify(encoded).length
       expect(Number.isNaN(bound) || bound >= length - 2, `bound ${String(bound)}, JSON length ${length}`).toBe(true)
     }))
@@ -167,4 +173,51 @@ describe("an array whose length is not a count is not JSON", () => {
       const error = yield* Chain.encode(Chain.make({ user: "hi" }).copy({ messages: [message] })).pipe(Effect.flip)
       expect(error.message).toMatch(/not JSON data \(it holds a list whose length is not a count\)/)
     }))
+})
+
+describe("a getter read while the values are measured", () => {
+  it.effect("a Schema-path message's getter that puts a bigint into a later message's arguments: refused", () =>
+    Effect.gen(function*() {
+      // The values are measured in the order of the messages, as the walk of the whole document reads
+      // them: the getter runs before the later arguments are measured.
+      const victim: Record<string, unknown> = { a: 1 }
+      let armed = false
+      const hostile: Record<string, unknown> = {}
+      Object.defineProperty(hostile, "g", {
+        enumerable: true,
+        get() {
+          if (armed) victim.bad = 1n
+          return 1
+        }
+      })
+      const first = Prompt.makeMessage("assistant", {
+        content: [
+          Prompt.makePart("tool-call", { id: "c1", name: "t", params: hostile, providerExecuted: false, options: { openai: { key: "value" } } })
+        ]
+      })
+      const second = Prompt.makeMessage("assistant", {
+        content: [Prompt.makePart("tool-call", { id: "c2", name: "t", params: victim, providerExecuted: false })]
+      })
+      const chain = Chain.make({ user: "hi" }).copy({ messages: [first, second] })
+      armed = true
+      const error = yield* Chain.encode(chain).pipe(Effect.flip)
+      expect(error.message).toMatch(/not JSON data \(it holds a bigint\)/)
+    }))
+})
+
+describe("the rest and the messages each within the size limit, together past it", () => {
+  it.effect("Chain.encode refuses: the bounds are added up", () =>
+    Effect.gen(function*() {
+      // Numbers only, so no escapes to leave slack: "[0,0,…]" is 2,000,001 characters, shared 135 times
+      // (about 270M characters, a few MB of memory), in the context and again in a call's arguments.
+      const block: Array<number> = new Array(1_000_000).fill(0)
+      const half = Array.from({ length: 135 }, () => block)
+      expect(JsonBounds.check(half, documentLimits)).toBeUndefined()
+      const message = Prompt.makeMessage("assistant", {
+        content: [Prompt.makePart("tool-call", { id: "c1", name: "t", params: half, providerExecuted: false })]
+      })
+      const chain = Chain.make({ user: "hi", context: { k: half } as never }).copy({ messages: [message] })
+      const error = yield* Chain.encode(chain).pipe(Effect.flip)
+      expect(error.message).toMatch(/larger than 536,870,888 characters of JSON/)
+    }), 120_000)
 })
