@@ -67,7 +67,10 @@ const sqlEffect = (sql: SqlClient, ticket: string, id: string | undefined) =>
 
 const handlers = toolkit.toLayer(Effect.gen(function*() {
   const sql = yield* SqlClient
-  yield* Effect.orDie(sql`CREATE TABLE IF NOT EXISTS agent_effects (effect VARCHAR(64) NOT NULL)`)
+  // Two runners starting together on a fresh PostgreSQL database race on CREATE TABLE IF NOT EXISTS (a
+  // unique violation in pg_type: "agent_effects already exists"); the one that loses finds the table made
+  // when it tries again. Left to fail, it ended that runner before READY, and the test waited forever.
+  yield* Effect.orDie(Effect.retry(sql`CREATE TABLE IF NOT EXISTS agent_effects (effect VARCHAR(64) NOT NULL)`, { times: 3 }))
   return {
     lookup: ({ ticket }, { toolCallId }) => Effect.as(effect(ticket, toolCallId), `order of ${ticket} shipped`),
     charge: ({ ticket }, { toolCallId }) =>
