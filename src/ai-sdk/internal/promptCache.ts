@@ -26,10 +26,14 @@ import type { LanguageModelV4Message, LanguageModelV4Prompt } from "@ai-sdk/prov
 import type * as Prompt from "effect/ai/Prompt"
 import { toProviderMessage, toProviderPrompt } from "./toProvider.ts"
 
-/** A converted prompt: the messages it was made from, and what they became. */
+/**
+ * A converted prompt: the messages it was made from, and what they became
+ * (the cache's own array, grown in place as the entry moves on: a provider
+ * is handed a copy).
+ */
 interface Entry {
   source: ReadonlyArray<Prompt.Message>
-  converted: ReadonlyArray<LanguageModelV4Message>
+  converted: Array<LanguageModelV4Message>
 }
 
 /**
@@ -52,10 +56,11 @@ export const makePromptCache = (capacity: number): (prompt: Prompt.Prompt) => La
       const message = toProviderMessage(source[i])
       if (message !== undefined) added.push(frozen(message))
     }
-    const converted = kept === undefined ? added : kept.converted.concat(added)
+    const converted = kept === undefined ? added : kept.converted
     if (kept !== undefined) {
+      // Grown in place rather than copied (a copy of a long history at every step): no one else holds it.
+      for (const message of added) converted.push(message)
       kept.source = source
-      kept.converted = converted
     } else if (entries.length < capacity) {
       entries.push({ source, converted })
     } else {

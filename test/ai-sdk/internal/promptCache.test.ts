@@ -97,9 +97,13 @@ describe("the incremental prompt conversion", () => {
     const first = conversation(60, "x")
     const grown = [...first, message(1, "more", 60), message(2, "more", 60)]
     const before = convert(Prompt.fromMessages(first))
+    const handedOut = before.length
     const after = convert(Prompt.fromMessages(grown))
     same(after, Prompt.fromMessages(grown))
     expect(after).not.toBe(before)
+    // The cache grows what it kept in place; what it handed out before is the provider's, unchanged.
+    expect(before.length).toBe(handedOut)
+    same(before, Prompt.fromMessages(first))
     // The kept messages are reused as they are (that is the point), the new ones are made.
     expect(after.slice(0, before.length).every((m, i) => m === before[i])).toBe(true)
     expect(after.length).toBe(before.length + 2)
