@@ -225,11 +225,12 @@ const measure = (tally: Tally, encoded: ReadonlyArray<unknown>, limits: JsonBoun
   let bound = tally.fixed
   let next = 0
   for (let i = 0; i < tally.counts.length; i++) {
-    const count = tally.counts[i]
-    const found = count < 0 ? JsonBounds.bound(encoded[i], messages) : boundOfValues(tally.values, next, count, values)
+    // The message's own values, or -1 for one the Schema encoded (measured as written).
+    const own = tally.counts[i]
+    const found = own < 0 ? JsonBounds.bound(encoded[i], messages) : boundOfValues(tally.values, next, own, values)
     if (typeof found !== "number") return Number.NaN
     bound += found
-    if (count > 0) next += count
+    if (own > 0) next += own
   }
   return bound
 }

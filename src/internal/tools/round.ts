@@ -94,7 +94,7 @@ const reportFinished = (ctx: RoundContext, report: Report, id: string, name: str
  * neither traced nor reported again.
  */
 const settleTraced = (ctx: RoundContext, call: ToolCall, state: CallState | undefined): Effect.Effect<Settled> => {
-  if (state !== undefined && isHeld(state)) return Effect.succeed(new Held(call, state))
+  if (isHeld(state)) return Effect.succeed(new Held(call, state))
   const run = ctx.report === undefined ? settle(ctx, call, state) : observed(ctx, ctx.report, call, state)
   if (!ctx.traced) return run
   return toolSpan(ctx.services, call, shownName(ctx, call), ctx.compiled.byName.get(call.name)?.tool.description, run, statusOf)

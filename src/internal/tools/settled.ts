@@ -9,7 +9,7 @@
 import type { CallState, ToolCall, ToolResult } from "../../ToolCall.ts"
 
 /** @internal whether a call in `state` waits for a decision or an external result (a round holds it, and runs nothing) */
-export const isHeld = (state: CallState | undefined): boolean => state?._tag === "AwaitingApproval" || state?._tag === "AwaitingResult"
+export const isHeld = (state: CallState | undefined): state is CallState => state?._tag === "AwaitingApproval" || state?._tag === "AwaitingResult"
 
 /**
  * A call that did not run: it waits for a decision or an external result.
