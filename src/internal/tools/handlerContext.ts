@@ -9,7 +9,7 @@
  *
  * @internal
  */
-import { Context, type Effect, Fiber, Option } from "effect"
+import { Context, type Effect, Fiber, Option, Scheduler } from "effect"
 import type * as Tool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
 import { type Cell, CurrentCall, Slot } from "../directReturn.ts"
@@ -53,13 +53,25 @@ const servicesOf = (own: Context.Context<never>): ReadonlyArray<readonly [Contex
   return services
 }
 
+/**
+ * Whether `input` lacks `service`, which a handler's own context holds under
+ * `key`. A layer built by a runtime holds the scheduler that runtime runs on,
+ * effect's default: `input` runs on it already, though it does not hold it
+ * under its key. Adding it anyway would cost every run: effect's scheduler is
+ * a key its fibers cache, so a context with it added gets a new fiber cache
+ * (a dozen lookups) each time a run switches to it.
+ */
+const lacks = (input: Context.Context<never>, key: Context.Key<never, unknown>, service: unknown): boolean =>
+  Option.isNone(Context.getOption(input, key)) &&
+  !(key.key === Scheduler.Scheduler.key && Context.get(input, Scheduler.Scheduler) === service)
+
 /** The merged contexts of `own` and `input` (see {@link lastMerged}), made once per pair. */
 const merged = (own: Context.Context<never>, input: Context.Context<never>) => {
   const last = lastMerged.get(own)
   if (last !== undefined && last.input === input) return last
   let withOwn = input
   for (const [key, service] of servicesOf(own)) {
-    if (Option.isNone(Context.getOption(input, key))) withOwn = Context.add(withOwn, key, service)
+    if (lacks(input, key, service)) withOwn = Context.add(withOwn, key, service)
   }
   const context = isActive(Context.get(withOwn, Observer)) ? Context.add(withOwn, Observer, silent) : withOwn
   const made = { input, withOwn, context }
@@ -125,7 +137,7 @@ export const runServices = (
   }
   const services = own === undefined || !shared
     ? []
-    : servicesOf(own).filter(([key]) => sharedWithRun(key.key) && Option.isNone(Context.getOption(input, key)))
+    : servicesOf(own).filter(([key, service]) => sharedWithRun(key.key) && lacks(input, key, service))
   lastRun.set(toolkit, { input, services })
   return services
 }

@@ -6,7 +6,7 @@
  * different layers, and calls side by side, still get contexts of their own.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, ManagedRuntime, Scheduler, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { WorkflowEngine } from "effect/workflow"
 import { DurableChain, WaitingCalls } from "../../../src/durable/index.ts"
@@ -85,6 +85,56 @@ const results = (chain: Chain.Chain) => chain.messages.flatMap((message) =>
 )
 
 describe("a tool call in its run's context", () => {
+  it("handlers of a layer a runtime built on effect's default scheduler: the run adds no scheduler, so its fibers keep their cache", async () => {
+    seen = []
+    modelContexts = []
+    const { handlers, toolkit } = labelled("a", "from a's layer")
+    const model = modelOf([[{ name: "a", mark: false }]])
+    const runtime = ManagedRuntime.make(Layer.merge(model.layer, handlers))
+    const outcome = await runtime.runPromise(Chain.run(Chain.make({ user: "go", toolkit }), { mode: Mode.whileNeedsResponse }))
+    await runtime.dispose()
+    expect(results(outcome.chain)).toEqual(["a: from a's layer"])
+    const run = modelContexts[0]
+    expect(run).toBeDefined()
+    expect(seen).toEqual([run])
+    // The runtime's layer holds the scheduler; the run's context does not (it runs on that scheduler already).
+    expect(run === undefined ? undefined : Context.getOrUndefined(run, Scheduler.Scheduler)).toBeUndefined()
+  })
+
+  // Not it.effect: its test services put a scheduler into the run's context, which then wins.
+  it("handlers of a layer with a scheduler of its own run on it", () =>
+    Effect.runPromise(Effect.gen(function*() {
+      seen = []
+      modelContexts = []
+      let scheduled = 0
+      const base = new Scheduler.MixedScheduler()
+      const own: Scheduler.Scheduler = {
+        executionMode: base.executionMode,
+        shouldYield: (fiber) => base.shouldYield(fiber),
+        makeDispatcher: () => {
+          const dispatcher = base.makeDispatcher()
+          return {
+            scheduleTask: (task, priority) => {
+              scheduled++
+              dispatcher.scheduleTask(task, priority)
+            },
+            flush: () => dispatcher.flush()
+          }
+        }
+      }
+      const tool = Tool.make("nap", { parameters: Schema.Struct({}), success: Schema.String })
+      const toolkit = Toolkit.make(tool)
+      const handlers = toolkit.toLayer({ nap: () => Effect.as(Effect.yieldNow, "napped") }).pipe(
+        Layer.provide(Layer.succeed(Scheduler.Scheduler, own))
+      )
+      const model = ChatModel.scripted([{ toolCalls: [{ name: "nap", params: {} }] }, { text: "done" }])
+      const outcome = yield* Chain.run(Chain.make({ user: "go", toolkit }), { mode: Mode.whileNeedsResponse }).pipe(
+        Effect.provide([model.layer, handlers])
+      )
+      expect(results(outcome.chain)).toEqual(["napped"])
+      expect(scheduled).toBeGreaterThan(0)
+    })))
+
   it.effect("with one layer's handlers, every call runs in the run's context itself, with the layer's services", () =>
     Effect.gen(function*() {
       seen = []
