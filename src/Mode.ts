@@ -32,7 +32,7 @@ import { checkToolsExist } from "./internal/steps/toolChecks.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
-import { lift, runSteps, stepsOf, type Then } from "./internal/step.ts"
+import { type Body, lift, type Round, roundFor, runSteps, stepsOf, type Then } from "./internal/step.ts"
 import { type Contract, heldToContract } from "./internal/contract.ts"
 
 /**
@@ -134,8 +134,10 @@ const yieldPrevented = (): boolean => {
 export const loop = <R>(
   chain: Chain,
   body: (self: Effect.Effect<Outcome.Outcome>) => Effect.Effect<Outcome.Outcome, never, R>
-): Effect.Effect<Outcome.Outcome, never, R> => {
-  const steps = stepsOf(body)
+): Effect.Effect<Outcome.Outcome, never, R> => loopRound(chain, { body, steps: stepsOf(body) })
+
+/** {@link loop} of a body whose steps are known already. */
+const loopRound = <R>(chain: Chain, { body, steps }: Round<R>): Effect.Effect<Outcome.Outcome, never, R> => {
   if (steps === undefined) {
     const again = Step.continueOrDone((c: Chain) => go(c))
     // A body that is not made of steps alone is held to its contract each round (from JavaScript it may break it).
@@ -183,16 +185,18 @@ export const loop = <R>(
  * @category modes
  * @since 0.1.0
  */
-export const whileNeedsResponse: Mode<ChatModel> = checked((chain, options) => {
-  const s = Step.forRun(chain, options)
-  return loop(chain, (self) =>
-    self.pipe(
-      s.executeTools,
-      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, // the round's priority checks
-      s.checkMaxRuns,
-      s.callLlm, s.checkNoTool
-    ))
-})
+export const whileNeedsResponse: Mode<ChatModel> = checked((chain, options) =>
+  loopRound(chain, whileNeedsResponseRound(Step.forRun(chain, options)))
+)
+
+const whileNeedsResponseRound = roundFor((s: Step.RunSteps): Body<ChatModel> => (self) =>
+  self.pipe(
+    s.executeTools,
+    s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, // the round's priority checks
+    s.checkMaxRuns,
+    s.callLlm, s.checkNoTool
+  )
+)
 
 /**
  * Loops until a tool round succeeds (no failed call) or the model answers
@@ -210,16 +214,18 @@ export const whileNeedsResponse: Mode<ChatModel> = checked((chain, options) => {
  * @category modes
  * @since 0.1.0
  */
-export const untilSuccess: Mode<ChatModel> = checked((chain, options) => {
-  const s = Step.forRun(chain, options)
-  return loop(chain, (self) =>
-    self.pipe(
-      s.executeTools,
-      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, Step.checkToolSuccess,
-      s.checkMaxRuns,
-      s.callLlm, s.checkNoTool
-    ))
-})
+export const untilSuccess: Mode<ChatModel> = checked((chain, options) =>
+  loopRound(chain, untilSuccessRound(Step.forRun(chain, options)))
+)
+
+const untilSuccessRound = roundFor((s: Step.RunSteps): Body<ChatModel> => (self) =>
+  self.pipe(
+    s.executeTools,
+    s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, Step.checkToolSuccess,
+    s.checkMaxRuns,
+    s.callLlm, s.checkNoTool
+  )
+)
 
 /**
  * One step per run: if tool calls are pending, run them; otherwise call the
@@ -286,15 +292,23 @@ const skip: Step.Step = (self) => self
  * @since 0.1.0
  */
 export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatModel> => {
-  const [checkNames, checkUntilTool] = [checkToolsExist(names, "untilToolUsed names"), Step.checkUntilTool(names)]
+  const [checkNames, round] = [checkToolsExist(names, "untilToolUsed names"), untilToolRound(Step.checkUntilTool(names))]
+  const modeDefaults = { noTool: reminderOf(names) }
   return checked((chain, options) => {
-    const s = Step.forRun(chain, options, { noTool: reminderOf(names) })
-    return Step.start(chain).pipe(checkNames, s.checkNoTool, lift((c) => loop(c, (self) => self.pipe(
-      s.executeTools,
-      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, checkUntilTool,
-      s.checkMaxRuns, s.callLlm, s.checkNoTool))))
+    const s = Step.forRun(chain, options, modeDefaults)
+    return Step.start(chain).pipe(checkNames, s.checkNoTool, lift((c) => loopRound(c, round(s))))
   })
 }
+
+/** The round of `untilToolUsed`, which `checkUntilTool` ends. */
+const untilToolRound = (checkUntilTool: Step.Step) =>
+  roundFor((s: Step.RunSteps): Body<ChatModel> => (self) =>
+    self.pipe(
+      s.executeTools,
+      s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior, checkUntilTool,
+      s.checkMaxRuns, s.callLlm, s.checkNoTool
+    )
+  )
 
 /** The no-tool reminder of `untilToolUsed(names)`; none for names that are not names (the mode then ends first). */
 const reminderOf = (names: string | ReadonlyArray<string>): string | undefined =>

@@ -178,6 +178,14 @@ const rules: ReadonlyArray<readonly [keyof Options, Rule]> = [
   ["returnMemory", (u) => checkReturnMemory(u, "returnMemory")]
 ]
 
+/**
+ * The name of every option a built-in mode reads, in the order problems are
+ * reported.
+ *
+ * @internal
+ */
+export const optionNames: ReadonlyArray<keyof Options> = rules.map(([name]) => name)
+
 /** The options `Chain.run` checked and is handing to its mode right now (see {@link whileChecked}). */
 let checkedNow: object | undefined
 
@@ -197,6 +205,9 @@ export const whileChecked = <A>(options: object, f: () => A): A => {
     checkedNow = before
   }
 }
+
+/** @internal Whether `options` are those `Chain.run` checked and is handing to its mode right now. */
+export const isChecked = (options: object): boolean => options === checkedNow
 
 /**
  * Checks the options every built-in mode reads; returns the first problem.

@@ -142,6 +142,33 @@ export const stepsOf = <R>(
   return last !== undefined && last.effect === built && last.source === probe ? last.steps : undefined
 }
 
+/** @internal A loop's body: what it adds to the effect of the round before. */
+export type Body<R> = (self: Effect.Effect<Outcome.Outcome>) => Effect.Effect<Outcome.Outcome, never, R>
+
+/** @internal A loop's body, and its steps when it is made of steps alone ({@link stepsOf}). */
+export interface Round<R> {
+  readonly body: Body<R>
+  readonly steps: ReadonlyArray<Then> | undefined
+}
+
+/**
+ * The round `bodyOf` makes of a run's steps, made once for each steps
+ * object: `Step.forRun` hands runs with the same options the same one, so a
+ * mode made this way builds its round once, not once per run.
+ *
+ * @internal
+ */
+export const roundFor = <S, R>(bodyOf: (steps: S) => Body<R>): (steps: S) => Round<R> => {
+  let made: { readonly of: S; readonly round: Round<R> } | undefined
+  return (of) => {
+    if (made === undefined || made.of !== of) {
+      const body = bodyOf(of)
+      made = { of, round: { body, steps: stepsOf(body) } }
+    }
+    return made.round
+  }
+}
+
 /** @internal `steps` run on `outcome`, one after the other (see {@link stepsOf}). */
 export const runSteps = (steps: ReadonlyArray<Then>, outcome: Outcome.Outcome): Effect.Effect<Outcome.Outcome, never, any> =>
   runFrom(steps, 0, outcome)

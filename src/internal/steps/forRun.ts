@@ -7,7 +7,7 @@ import { type Chain, isChain } from "../chain.ts"
 import { checkObject, readably } from "../checks.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import { ChatModel } from "../../ChatModel.ts"
-import { type Options } from "../options.ts"
+import { isChecked, optionNames, type Options, whileChecked } from "../options.ts"
 import { budgetStart } from "../budget.ts"
 import * as NoToolPolicy from "../../NoToolPolicy.ts"
 import { checkDirectReturn, checkReturnBehaviorWith } from "./returns.ts"
@@ -54,11 +54,56 @@ export const forRun = (
   modeDefaults?: { readonly noTool?: NoToolPolicy.Policy | undefined }
 ): RunSteps => {
   // From JavaScript anything may come: every step then ends the loop with the problem, as a factory's do.
+  let values: ReadonlyArray<unknown> = []
   const problem = isChain(chain)
-    ? readably("Step.forRun options", () => checkObject(options, "Step.forRun options"))
+    ? readably("Step.forRun options", () => {
+      const invalid = checkObject(options, "Step.forRun options")
+      if (invalid === undefined) values = read(options)
+      return invalid
+    })
     : new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: "(not shown)" })
   if (problem !== undefined) return refusedSteps(refused(problem))
-  const noTool = options.noTool ?? modeDefaults?.noTool
+  const since = budgetStart(chain)
+  const noTool = modeDefaults?.noTool
+  if (last !== undefined && last.since === since && last.noTool === noTool && same(last.values, values)) return last.steps
+  const made = snapshot(values)
+  // Options `Chain.run` checked need no check again in the factories: nor does their copy.
+  const steps = isChecked(options) ? whileChecked(made, () => build(made, since, noTool)) : build(made, since, noTool)
+  last = { values, since, noTool, steps }
+  return steps
+}
+
+/**
+ * The steps {@link forRun} made last, and what they were made of: runs with
+ * the same options (whatever object holds them) and the same budget start
+ * share them, so a run builds no steps of its own. Steps keep no state
+ * between calls (a run's state is its chain), so sharing them is safe.
+ */
+let last: {
+  readonly values: ReadonlyArray<unknown>
+  readonly since: number
+  readonly noTool: NoToolPolicy.Policy | undefined
+  readonly steps: RunSteps
+} | undefined
+
+/** The value of each option the steps read (`optionNames`), each read once. */
+const read = (options: Options): ReadonlyArray<unknown> => optionNames.map((name) => options[name])
+
+const same = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): boolean => {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** The options of `values`, as the steps are made of them. */
+const snapshot = (values: ReadonlyArray<unknown>): Options => {
+  const options: Record<string, unknown> = {}
+  for (let i = 0; i < optionNames.length; i++) if (values[i] !== undefined) options[optionNames[i]] = values[i]
+  return options as Options
+}
+
+/** The steps of {@link forRun} for `options` (read once already). */
+const build = (options: Options, since: number, modeNoTool: NoToolPolicy.Policy | undefined): RunSteps => {
+  const noTool = options.noTool ?? modeNoTool
   return {
     executeTools: executeToolsWith(options),
     checkStop: options.stop === undefined ? passThrough : checkStop(options.stop),
@@ -66,7 +111,7 @@ export const forRun = (
     checkReturnBehavior: checkReturnBehaviorWith({ returnMemory: options.returnMemory }),
     checkMaxRuns: checkMaxRuns({
       maxRuns: options.maxRuns,
-      since: budgetStart(chain),
+      since,
       onMaxRuns: options.onMaxRuns,
       retry: options.retry,
       stop: options.stop
