@@ -27,8 +27,9 @@ import { Context, Effect, Fiber, Scheduler } from "effect"
 import type { Chain } from "./internal/chain.ts"
 import type { ChatModel } from "./ChatModel.ts"
 import { type Options as RunOptionsBase, validateOptions } from "./internal/options.ts"
-import { checkObject, checkToolNames } from "./internal/checks.ts"
+import { checkObject, checkToolNames, readably } from "./internal/checks.ts"
 import { checkToolsExist } from "./internal/steps/toolChecks.ts"
+import { sharedSteps } from "./internal/steps/forRun.ts"
 import * as NoToolPolicy from "./NoToolPolicy.ts"
 import * as Outcome from "./Outcome.ts"
 import * as Step from "./Step.ts"
@@ -80,7 +81,8 @@ const done = (chain: Chain): Effect.Effect<Outcome.Outcome> => Effect.succeed(ne
  * that break a rule ends with `Error` and the `InvalidInput`, before any step.
  */
 const checked = <R>(mode: Mode<R>): Mode<R> => (chain, options) => {
-  const invalid = checkObject(options, "options") ?? validateOptions(options)
+  // From JavaScript, reading an option may throw: that is a problem of the options, not a defect.
+  const invalid = readably("options", () => checkObject(options, "options") ?? validateOptions(options))
   return invalid === undefined ? mode(chain, options) : Effect.succeed(new Outcome.Error(chain, invalid))
 }
 
@@ -186,7 +188,7 @@ const loopRound = <R>(chain: Chain, { body, steps }: Round<R>): Effect.Effect<Ou
  * @since 0.1.0
  */
 export const whileNeedsResponse: Mode<ChatModel> = checked((chain, options) =>
-  loopRound(chain, whileNeedsResponseRound(Step.forRun(chain, options)))
+  loopRound(chain, whileNeedsResponseRound(sharedSteps(chain, options)))
 )
 
 const whileNeedsResponseRound = roundFor((s: Step.RunSteps): Body<ChatModel> => (self) =>
@@ -215,7 +217,7 @@ const whileNeedsResponseRound = roundFor((s: Step.RunSteps): Body<ChatModel> => 
  * @since 0.1.0
  */
 export const untilSuccess: Mode<ChatModel> = checked((chain, options) =>
-  loopRound(chain, untilSuccessRound(Step.forRun(chain, options)))
+  loopRound(chain, untilSuccessRound(sharedSteps(chain, options)))
 )
 
 const untilSuccessRound = roundFor((s: Step.RunSteps): Body<ChatModel> => (self) =>
@@ -249,7 +251,7 @@ const untilSuccessRound = roundFor((s: Step.RunSteps): Body<ChatModel> => (self)
  * @since 0.1.0
  */
 export const step: Mode<ChatModel> = checked((chain, options) => {
-  const s = Step.forRun(chain, options)
+  const s = sharedSteps(chain, options)
   const once = (c: Chain): Effect.Effect<Outcome.Outcome, never, ChatModel> =>
     Step.start(c).pipe(
       s.executeTools, s.checkStop, Step.checkAwaiting, s.checkDirectReturn, s.checkReturnBehavior,
@@ -295,7 +297,7 @@ export const untilToolUsed = (names: string | ReadonlyArray<string>): Mode<ChatM
   const [checkNames, round] = [checkToolsExist(names, "untilToolUsed names"), untilToolRound(Step.checkUntilTool(names))]
   const modeDefaults = { noTool: reminderOf(names) }
   return checked((chain, options) => {
-    const s = Step.forRun(chain, options, modeDefaults)
+    const s = sharedSteps(chain, options, modeDefaults)
     return Step.start(chain).pipe(checkNames, s.checkNoTool, lift((c) => loopRound(c, round(s))))
   })
 }

@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import { Toolkit } from "effect/ai"
 import { Chain, ChatModel, LoopError, Mode, NoToolPolicy, Outcome, Step, StopSignal } from "../src/index.ts"
 import { Submit } from "./support/tools.ts"
+import { sharedSteps } from "../src/internal/steps/forRun.ts"
 
 const toolkit = Toolkit.make(Submit)
 const handlers = toolkit.toLayer({ submit: ({ answer }) => Effect.succeed(`submitted ${answer}`) })
@@ -81,12 +82,28 @@ describe("runs share steps only when their options hold the same values", () => 
 describe("Step.forRun", () => {
   const chain = Chain.make({ user: "go", toolkit })
 
-  it("gives the same steps for options with the same values, other steps for other values", () => {
-    const first = Step.forRun(chain, { maxRuns: 3, concurrency: 2 })
-    expect(Step.forRun(chain, { concurrency: 2, maxRuns: 3 })).toBe(first)
-    expect(Step.forRun(chain, { maxRuns: 3, concurrency: 2, toolTimeout: undefined })).toBe(first)
-    expect(Step.forRun(chain, { maxRuns: 4, concurrency: 2 })).not.toBe(first)
-    expect(Step.forRun(chain, { maxRuns: 3, concurrency: 2 }, { noTool: "call a tool" })).not.toBe(first)
+  it("shares its steps between options with the same values, not with other values", () => {
+    const first = sharedSteps(chain, { maxRuns: 3, concurrency: 2 })
+    expect(sharedSteps(chain, { concurrency: 2, maxRuns: 3 })).toBe(first)
+    expect(sharedSteps(chain, { maxRuns: 3, concurrency: 2, toolTimeout: undefined })).toBe(first)
+    expect(sharedSteps(chain, { maxRuns: 4, concurrency: 2 })).not.toBe(first)
+    expect(sharedSteps(chain, { maxRuns: 3, concurrency: 2 }, { noTool: "call a tool" })).not.toBe(first)
+    expect(Object.isFrozen(first)).toBe(true)
+  })
+
+  it("hands each caller an object of its own, holding the shared steps", () => {
+    const a = Step.forRun(chain, { maxRuns: 3 })
+    const b = Step.forRun(chain, { maxRuns: 3 })
+    expect(a).not.toBe(b)
+    expect(a).toEqual(b)
+    expect(a.callLlm).toBe(b.callLlm)
+  })
+
+  it("does not keep steps made of a value that may change in place (an object, an array)", () => {
+    const timeout = { seconds: 10 }
+    expect(sharedSteps(chain, { toolTimeout: timeout })).not.toBe(sharedSteps(chain, { toolTimeout: timeout }))
+    const frozen = Object.freeze({ seconds: 10 })
+    expect(sharedSteps(chain, { toolTimeout: frozen })).toBe(sharedSteps(chain, { toolTimeout: frozen }))
   })
 
   it("gives other steps to a chain whose budget starts elsewhere", () =>
@@ -94,8 +111,8 @@ describe("Step.forRun", () => {
       const model = ChatModel.scripted([callSubmit])
       const paused = yield* Mode.step(chain, {}).pipe(Effect.provide([model.layer, handlers]))
       expect(paused.chain.runCount).toBe(1)
-      const fresh = Step.forRun(chain, { maxRuns: 3 })
-      expect(Step.forRun(paused.chain, { maxRuns: 3 })).not.toBe(fresh)
+      const fresh = sharedSteps(chain, { maxRuns: 3 })
+      expect(sharedSteps(paused.chain, { maxRuns: 3 })).not.toBe(fresh)
       // Bounded from its own start: two more model calls allowed after the first.
       const bounded = yield* Step.start(paused.chain).pipe(Step.forRun(paused.chain, { maxRuns: 1 }).checkMaxRuns, Effect.provide(model.layer))
       expect(bounded).toBeInstanceOf(Outcome.Continue)
@@ -114,7 +131,7 @@ describe("Step.forRun", () => {
     expect(reads.get("maxRuns")).toBe(1)
   })
 
-  it("an option whose read throws ends the run with InvalidInput, as before", () =>
+  it("an option whose read throws: every step ends the loop with InvalidInput (Step.forRun used to throw)", () =>
     Effect.runPromise(Effect.gen(function*() {
       const options = Object.defineProperty({}, "maxRuns", {
         get: () => {

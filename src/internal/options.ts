@@ -206,9 +206,6 @@ export const whileChecked = <A>(options: object, f: () => A): A => {
   }
 }
 
-/** @internal Whether `options` are those `Chain.run` checked and is handing to its mode right now. */
-export const isChecked = (options: object): boolean => options === checkedNow
-
 /**
  * Checks the options every built-in mode reads; returns the first problem.
  * A caller whose options may not be an object checks `checkObject` first.

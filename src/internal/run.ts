@@ -153,12 +153,19 @@ const runCore = <R, O extends Options>(
   erased: Chain,
   options: RunOptions<R, O>
 ): Effect.Effect<Outcome.Final, RunError, R> => {
-  const invalid = runProblem(input, erased, options)
+  let budget: Budget | undefined
+  const invalid = runProblem(input, erased, options) ??
+    // Read after the check: from JavaScript, reading an option again may throw.
+    readably("options", () => {
+      budget = budgetOf(options)
+      return undefined
+    })
   if (invalid !== undefined) return Effect.fail(new RunError({ reason: invalid, chain: erased }))
+  const limits = budget as Budget // read: readably ran the read to its end
   const output = (options as { readonly output?: unknown }).output
   return output === undefined
-    ? runMode(erased, options)
-    : structuredRun(erased, output, (chain) => runMode(chain, options), limitsOf(options)) as Effect.Effect<Outcome.Final, RunError, R>
+    ? runMode(erased, options, limits)
+    : structuredRun(erased, output, (chain) => runMode(chain, options, limits), limitsOf(options)) as Effect.Effect<Outcome.Final, RunError, R>
 }
 
 /** What a mode is held to (see ./contract.ts). */
@@ -169,12 +176,12 @@ const modeOutcome = <R, O extends Options>(mode: Mode<R, O>, chain: Chain, optio
   heldToContract(chain, modeContract, () => mode(chain, options))
 
 /** The mode's run on a checked chain, its outcome as `run` gives it. */
-const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>): Effect.Effect<Outcome.Final, RunError, R> => {
+const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>, limits: Budget): Effect.Effect<Outcome.Final, RunError, R> => {
   const since = budgetStart(erased)
   const body = whileChecked(options, () => modeOutcome(options.mode, erased, options))
   // One switch of context for the run: its budget, its direct-return slot and its handlers' services
   // (./directReturn.ts, runServices), so that a tool call needs no switch of its own.
-  const budget = budgetOf(options, since)
+  const budget = runBudget(limits, since)
   const mode = Effect.updateContext(body, (context: Context.Context<R>) => {
     let next = context
     for (const [key, service] of runServices(context as Context.Context<never>, compile(erased.toolkit))) next = Context.add(next, key, service)
@@ -198,28 +205,38 @@ const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>)
   })
 }
 
+/** The options the run's budget reads, read once. */
+interface Budget {
+  readonly maxRuns: number
+  readonly onMaxRuns: Options["onMaxRuns"]
+  readonly retry: Options["retry"]
+  readonly stop: Options["stop"]
+}
+
+const budgetOf = (options: Options): Budget => ({
+  maxRuns: options.maxRuns ?? defaults.maxRuns,
+  onMaxRuns: options.onMaxRuns,
+  retry: options.retry,
+  stop: options.stop
+})
+
 /**
  * The run's `maxRuns` budget, which every `Step.callLlm` of the run honours
  * (whatever the mode's pipeline): at the limit, the run's `onMaxRuns` policy.
  */
-const budgetOf = (options: Options, since: number): RunBudget => {
-  const maxRuns = options.maxRuns ?? defaults.maxRuns
-  return {
-    since,
-    maxRuns,
-    atLimit: (chain) =>
-      Effect.map(
-        Step.checkMaxRuns({ maxRuns, since, onMaxRuns: options.onMaxRuns, retry: options.retry, stop: options.stop })(
-          Step.start(chain)
-        ),
-        // The policy applies to a chain that needs a response; any other still gets no model call.
-        (outcome) =>
-          outcome._tag === "Continue"
-            ? new Outcome.Error(outcome.chain, new MaxRunsExceeded({ runs: chain.runCount - since, maxRuns }))
-            : outcome
-      )
-  }
-}
+const runBudget = ({ maxRuns, onMaxRuns, retry, stop }: Budget, since: number): RunBudget => ({
+  since,
+  maxRuns,
+  atLimit: (chain) =>
+    Effect.map(
+      Step.checkMaxRuns({ maxRuns, since, onMaxRuns, retry, stop })(Step.start(chain)),
+      // The policy applies to a chain that needs a response; any other still gets no model call.
+      (outcome) =>
+        outcome._tag === "Continue"
+          ? new Outcome.Error(outcome.chain, new MaxRunsExceeded({ runs: chain.runCount - since, maxRuns }))
+          : outcome
+    )
+})
 
 /** The chain's JSON document for an event; `null` if it cannot be encoded (the event still goes out). */
 const documentOf = (chain: Chain): Effect.Effect<unknown> => Effect.orElseSucceed(encode(chain), () => null)

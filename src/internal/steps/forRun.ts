@@ -3,11 +3,13 @@
  *
  * @internal
  */
+import { Duration, Schedule } from "effect"
 import { type Chain, isChain } from "../chain.ts"
+import { SignalImpl } from "../stopSignal.ts"
 import { checkObject, readably } from "../checks.ts"
 import { InvalidInput } from "../../LoopError.ts"
 import { ChatModel } from "../../ChatModel.ts"
-import { isChecked, optionNames, type Options, whileChecked } from "../options.ts"
+import { optionNames, type Options, validateOptions, whileChecked } from "../options.ts"
 import { budgetStart } from "../budget.ts"
 import * as NoToolPolicy from "../../NoToolPolicy.ts"
 import { checkDirectReturn, checkReturnBehaviorWith } from "./returns.ts"
@@ -53,42 +55,72 @@ export const forRun = (
   options: Options,
   modeDefaults?: { readonly noTool?: NoToolPolicy.Policy | undefined }
 ): RunSteps => {
+  const steps = sharedSteps(chain, options, modeDefaults)
+  // A copy: the steps are shared between runs, and a caller may change the object it is given.
+  return { ...steps }
+}
+
+/**
+ * @internal {@link forRun}'s steps themselves, frozen: the same object for
+ * runs whose options hold the same values ({@link last}), so a built-in mode
+ * can build its round once for it (`roundFor`). For the library's modes,
+ * which never change it.
+ */
+export const sharedSteps = (
+  chain: Chain,
+  options: Options,
+  modeDefaults?: { readonly noTool?: NoToolPolicy.Policy | undefined }
+): RunSteps => {
   // From JavaScript anything may come: every step then ends the loop with the problem, as a factory's do.
+  if (!isChain(chain)) {
+    return refusedSteps(refused(new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: "(not shown)" })))
+  }
   let values: ReadonlyArray<unknown> = []
-  const problem = isChain(chain)
-    ? readably("Step.forRun options", () => {
-      const invalid = checkObject(options, "Step.forRun options")
-      if (invalid === undefined) values = read(options)
-      return invalid
-    })
-    : new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: "(not shown)" })
+  const problem = readably("Step.forRun options", () => {
+    const invalid = checkObject(options, "Step.forRun options")
+    // Each option read once, here, where a read that throws is the problem.
+    if (invalid === undefined) values = read(options)
+    return invalid
+  })
   if (problem !== undefined) return refusedSteps(refused(problem))
   const since = budgetStart(chain)
-  const noTool = modeDefaults?.noTool
-  if (last !== undefined && last.since === since && last.noTool === noTool && same(last.values, values)) return last.steps
-  const made = snapshot(values)
-  // Options `Chain.run` checked need no check again in the factories: nor does their copy.
-  const steps = isChecked(options) ? whileChecked(made, () => build(made, since, noTool)) : build(made, since, noTool)
-  last = { values, since, noTool, steps }
+  const modeNoTool = modeDefaults?.noTool
+  if (last !== undefined && last.since === since && last.modeNoTool === modeNoTool && same(last.values, values)) return last.steps
+  const steps = build(snapshot(values), since, modeNoTool)
+  last = values.every(unchanging) && unchanging(modeNoTool) ? { values, since, modeNoTool, steps } : undefined
   return steps
 }
 
 /**
- * The steps {@link forRun} made last, and what they were made of: runs with
- * the same options (whatever object holds them) and the same budget start
- * share them, so a run builds no steps of its own. Steps keep no state
- * between calls (a run's state is its chain), so sharing them is safe.
+ * The steps {@link sharedSteps} made last, and what they were made of: runs
+ * with the same option values (whatever object holds them) and the same
+ * budget start share them, so a run builds no steps of its own. Sharing is
+ * safe because the steps keep no state between calls (a run's state is its
+ * chain), the object is frozen, and they are kept only when no value they
+ * were made of can change afterwards ({@link unchanging}).
  */
 let last: {
   readonly values: ReadonlyArray<unknown>
   readonly since: number
-  readonly noTool: NoToolPolicy.Policy | undefined
+  readonly modeNoTool: NoToolPolicy.Policy | undefined
   readonly steps: RunSteps
 } | undefined
 
-/** The value of each option the steps read (`optionNames`), each read once. */
+/**
+ * Whether steps made of `value` stay right for it: a value that cannot be
+ * changed in place (a primitive, a function, a StopSignal, a Schedule, a
+ * Duration, a frozen object). A plain object or array (a `toolTimeout` pair,
+ * a `toolChoice` object, a no-tool `remind`) may be changed by its owner
+ * between two runs, and the steps made of it hold what it said then.
+ */
+const unchanging = (value: unknown): boolean =>
+  typeof value !== "object" || value === null || value instanceof SignalImpl || Schedule.isSchedule(value) ||
+  Duration.isDuration(value) || Object.isFrozen(value)
+
+/** The value of each option the steps read (`optionNames`), each read once, in that order. */
 const read = (options: Options): ReadonlyArray<unknown> => optionNames.map((name) => options[name])
 
+/** Whether two lists of option values (both in `optionNames`' order, so of the same length) are the same values. */
 const same = (a: ReadonlyArray<unknown>, b: ReadonlyArray<unknown>): boolean => {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true
@@ -101,8 +133,15 @@ const snapshot = (values: ReadonlyArray<unknown>): Options => {
   return options as Options
 }
 
-/** The steps of {@link forRun} for `options` (read once already). */
-const build = (options: Options, since: number, modeNoTool: NoToolPolicy.Policy | undefined): RunSteps => {
+/**
+ * The steps of {@link forRun} for `options` (read once already), frozen.
+ * Options that pass the check are not checked again by each factory; those
+ * that do not are, so that each step refuses them as its factory does.
+ */
+const build = (options: Options, since: number, modeNoTool: NoToolPolicy.Policy | undefined): RunSteps =>
+  Object.freeze(validateOptions(options) === undefined ? whileChecked(options, () => fromFactories(options, since, modeNoTool)) : fromFactories(options, since, modeNoTool))
+
+const fromFactories = (options: Options, since: number, modeNoTool: NoToolPolicy.Policy | undefined): RunSteps => {
   const noTool = options.noTool ?? modeNoTool
   return {
     executeTools: executeToolsWith(options),
@@ -123,7 +162,7 @@ const build = (options: Options, since: number, modeNoTool: NoToolPolicy.Policy 
 }
 
 /** Every step of {@link forRun} as `step` (one that ends the loop with a problem). */
-const refusedSteps = (step: Step): RunSteps => ({
+const refusedSteps = (step: Step): RunSteps => Object.freeze({
   executeTools: step,
   checkStop: step,
   checkDirectReturn: step,
