@@ -12,6 +12,7 @@ import * as Step from "../Step.ts"
 import { limitsOf } from "./steps/callLlm.ts"
 import { budgetStart, clearBudget, keepBudget } from "./budget.ts"
 import { CurrentRunBudget, type RunBudget } from "./runBudget.ts"
+import { enterRun, entryContextOf } from "./runContext.ts"
 import { CurrentCall, Slot } from "./directReturn.ts"
 import { runServices } from "./tools/handlerContext.ts"
 import { compile } from "./tools/compile.ts"
@@ -117,11 +118,13 @@ export const run: {
 ): Effect.Effect<Outcome.Final<Tools>, RunError, R | HandlersOf<Tools>> =>
   // contextWith: one step of the runtime, where flatMap of Effect.context() takes three.
   Effect.contextWith((context: Context.Context<never>) => {
-    const observer = Context.get(context, Observer)
+    const entry = entryContextOf(context)
+    const observer = entry.observer
     const erased: Chain = isChain(chain) ? chain : noChain
     const core = runCore(chain, erased, options)
     const traced = withRunSpanIn(
       context,
+      entry.traced,
       isActive(observer) ? (run) => reported(erased, run, observer, outputEncoder(options)) : undefined,
       core,
       () => agentSpan(context, erased.runCount)
@@ -185,7 +188,9 @@ const runMode = <R, O extends Options>(erased: Chain, options: RunOptions<R, O>,
   const mode = Effect.updateContext(body, (context: Context.Context<R>) => {
     let next = context
     for (const [key, service] of runServices(context as Context.Context<never>, compile(erased.toolkit))) next = Context.add(next, key, service)
-    return Context.add(Context.add(next, CurrentRunBudget, budget), CurrentCall, new Slot())
+    next = Context.add(Context.add(next, CurrentRunBudget, budget), CurrentCall, new Slot())
+    enterRun(next as Context.Context<never>, entryContextOf(context as Context.Context<never>), budget)
+    return next
   })
   return Effect.flatMap(mode, (outcome): Effect.Effect<Outcome.Final, RunError> => {
     switch (outcome._tag) {

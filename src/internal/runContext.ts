@@ -44,6 +44,22 @@ export interface RunContext {
   readonly budget: RunBudget | undefined
 }
 
+/** What `context` holds for the loop, read from it. */
+const read = (context: Context.Context<never>): RunContext => {
+  const observer = Context.get(context, Observer)
+  const omitContent = Context.get(context, OmitContent)
+  return {
+    observer,
+    report: isActive(observer) ? reporter(observer, omitContent) : undefined,
+    omitContent,
+    clock: Context.get(context, Clock.Clock),
+    traced: isTraced(context),
+    metrics: Context.get(context, Metrics),
+    durability: Context.get(context, CurrentDurability),
+    budget: Context.get(context, CurrentRunBudget)
+  }
+}
+
 /** The last context read, and what it holds. */
 let lastContext: Context.Context<never> | undefined
 let lastRead: RunContext | undefined
@@ -52,20 +68,37 @@ let lastRead: RunContext | undefined
 export const runContextOf = (context: Context.Context<never>): RunContext => {
   let found = lastContext === context ? lastRead : undefined
   if (found === undefined) {
-    const observer = Context.get(context, Observer)
-    const omitContent = Context.get(context, OmitContent)
-    found = {
-      observer,
-      report: isActive(observer) ? reporter(observer, omitContent) : undefined,
-      omitContent,
-      clock: Context.get(context, Clock.Clock),
-      traced: isTraced(context),
-      metrics: Context.get(context, Metrics),
-      durability: Context.get(context, CurrentDurability),
-      budget: Context.get(context, CurrentRunBudget)
-    }
+    found = read(context)
     lastContext = context
     lastRead = found
   }
   return found
+}
+
+/** The last context a run started in, and what it holds (a runtime's runs all start in the same one). */
+let lastEntry: Context.Context<never> | undefined
+let lastEntryRead: RunContext | undefined
+
+/** @internal what `entry`, the context a run starts in, holds for the loop (remembered apart from {@link runContextOf}'s) */
+export const entryContextOf = (entry: Context.Context<never>): RunContext => {
+  let found = lastEntry === entry ? lastEntryRead : undefined
+  if (found === undefined) {
+    found = read(entry)
+    lastEntry = entry
+    lastEntryRead = found
+  }
+  return found
+}
+
+/**
+ * @internal Remembers the run context of `run`, the context a run made of
+ * the one it started in (which holds `entry`) by adding its budget and
+ * services none of {@link RunContext}'s come from (its direct-return slot,
+ * its handlers' own services, which are never loopwork's or effect's
+ * settings): `entry` with that budget. The run's steps then read nothing
+ * from `run` again.
+ */
+export const enterRun = (run: Context.Context<never>, entry: RunContext, budget: RunBudget): void => {
+  lastContext = run
+  lastRead = entry.budget === budget ? entry : { ...entry, budget }
 }

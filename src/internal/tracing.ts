@@ -155,7 +155,8 @@ const concealRun = (error: RunError, cause: Cause.Cause<RunError>): RunError =>
 /**
  * A run (`core`), reported by `report` (its events; `undefined` when no one
  * watches), inside its `invoke_agent` span (named and attributed by `span`,
- * read only then) when `context` is traced. The span gets `error.type` (the
+ * read only then) when `context` is traced (`traced`, as `isTraced` says of
+ * it). The span gets `error.type` (the
  * reason's tag) when the run fails. A run inside this one (started by a tool
  * handler) does not inherit `Telemetry.AgentName`.
  *
@@ -167,11 +168,11 @@ const concealRun = (error: RunError, cause: Cause.Cause<RunError>): RunError =>
  */
 export const withRunSpanIn = <A, R>(
   context: Context.Context<never>,
+  traced: boolean,
   report: ((run: Effect.Effect<A, RunError, R>) => Effect.Effect<A, RunError, R>) | undefined,
   core: Effect.Effect<A, RunError, R>,
   span: () => { readonly name: string; readonly options: Tracer.SpanOptionsNoTrace }
 ): Effect.Effect<A, RunError, R> => {
-  const traced = isTraced(context)
   if (!traced && report === undefined) return core
   const omit = Context.get(context, OmitContent)
   const own = traced && Context.get(context, AgentName) !== undefined ? Effect.provideService(core, AgentName, undefined) : core
