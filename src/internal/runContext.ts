@@ -6,13 +6,23 @@
  * remembered: a context never changes, and a run's steps share one. (The
  * reads cost ~20 ns each, eleven a step, next to one lookup here.)
  *
- * Only the last context is remembered. Each run has a context of its own,
- * and a `WeakMap` from contexts would hold one entry per run that V8's
- * minor collections keep alive, with the run's observer and its stream, until
- * a full collection: a drained `Chain.stream` of W1 took 51–52 µs with it and
- * 45–46 µs without. Runs at the same time take turns with the slot and read
- * their context again (a few hundred nanoseconds). The slot keeps the last
- * run's context alive until another run reads one.
+ * Two contexts are remembered: the last one read ({@link runContextOf}) and
+ * the last one a run started in ({@link entryContextOf}). A run's own
+ * context is new at every run; the one it starts in is usually not (a
+ * runtime's runs all start in its context), so {@link enterRun} makes the
+ * run's own from it, with no reads. A `WeakMap` from contexts would hold one
+ * entry per run that V8's minor collections keep alive, with the run's
+ * observer and its stream, until a full collection: a drained `Chain.stream`
+ * of W1 took 51–52 µs with it and 45–46 µs without. Runs at the same time
+ * take turns with the slots and read their context again (a few hundred
+ * nanoseconds). Each slot keeps its context alive until it is replaced: the
+ * first until any step reads another context, the second until another run
+ * starts.
+ *
+ * That a run's own context holds what the one it started in holds, but for
+ * its budget, rests on every service read here being loopwork's or
+ * effect's, which a run never takes from its handlers' own context
+ * (`sharedWithRun` in tools/handlerContext.ts).
  *
  * @internal
  */
@@ -30,7 +40,7 @@ export interface RunContext {
   readonly observer: Observer
   /**
    * How calls are reported to the observer (`Privacy.OmitContent` applied);
-   * `undefined` when no one watches (only `Chain.stream` and `Chain.runObserved` do).
+   * `undefined` when no one watches (an observer is active: `Chain.stream`'s, or one provided as `RunEvent.Observer`).
    */
   readonly report: Report | undefined
   /** `Privacy.OmitContent`: what the observer and spans are shown leaves content out. */
@@ -75,7 +85,11 @@ export const runContextOf = (context: Context.Context<never>): RunContext => {
   return found
 }
 
-/** The last context a run started in, and what it holds (a runtime's runs all start in the same one). */
+/**
+ * The last context a run started in, and what it holds. A runtime's
+ * untraced runs all start in the same one; a traced run, or one with the
+ * `output` option, reads the context its mode runs in too, which is another.
+ */
 let lastEntry: Context.Context<never> | undefined
 let lastEntryRead: RunContext | undefined
 
@@ -91,12 +105,12 @@ export const entryContextOf = (entry: Context.Context<never>): RunContext => {
 }
 
 /**
- * @internal Remembers the run context of `run`, the context a run made of
- * the one it started in (which holds `entry`) by adding its budget and
- * services none of {@link RunContext}'s come from (its direct-return slot,
- * its handlers' own services, which are never loopwork's or effect's
- * settings): `entry` with that budget. The run's steps then read nothing
- * from `run` again.
+ * @internal Remembers the run context of `run`, the context a run's mode
+ * runs in: the one it was made of (which holds `entry`) with the run's
+ * budget and services none of {@link RunContext}'s come from (its
+ * direct-return slot, its handlers' own services, which are never
+ * loopwork's or effect's settings). So `entry` with that budget; the run's
+ * steps then read nothing from `run` again.
  */
 export const enterRun = (run: Context.Context<never>, entry: RunContext, budget: RunBudget): void => {
   lastContext = run

@@ -101,6 +101,8 @@ export const handlerContext = (own: Context.Context<never>, input: Context.Conte
  * budget, slot, observer or durability) nor effect's other settings (a
  * tracer, a log level), which would change how the run itself is traced and
  * logged; a handler that needs one of those runs in a context of its own.
+ * (The run's steps rely on this: they take what the run's context holds
+ * from the context the run started in; see ../runContext.ts.)
  */
 const sharedWithRun = (key: string): boolean =>
   key === "effect/Scope" || key === "effect/Scheduler" || !(key.startsWith("effect/") || key.startsWith("loopwork/"))
