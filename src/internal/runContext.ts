@@ -70,39 +70,42 @@ const read = (context: Context.Context<never>): RunContext => {
   }
 }
 
-/** The last context read, and what it holds. */
-let lastContext: Context.Context<never> | undefined
-let lastRead: RunContext | undefined
+/** One remembered context, and what it holds. */
+class Remembered {
+  private context: Context.Context<never> | undefined
+  private holds: RunContext | undefined
+
+  /** What `context` holds: remembered, or read and remembered. */
+  of(context: Context.Context<never>): RunContext {
+    if (this.context !== context || this.holds === undefined) {
+      this.holds = read(context)
+      this.context = context
+    }
+    return this.holds
+  }
+
+  /** Remembers that `context` holds `holds`. */
+  set(context: Context.Context<never>, holds: RunContext): void {
+    this.context = context
+    this.holds = holds
+  }
+}
+
+/** The last context read. */
+const lastRead = new Remembered()
 
 /** @internal what `context` holds for the loop */
-export const runContextOf = (context: Context.Context<never>): RunContext => {
-  let found = lastContext === context ? lastRead : undefined
-  if (found === undefined) {
-    found = read(context)
-    lastContext = context
-    lastRead = found
-  }
-  return found
-}
+export const runContextOf = (context: Context.Context<never>): RunContext => lastRead.of(context)
 
 /**
- * The last context a run started in, and what it holds. A runtime's
- * untraced runs all start in the same one; a traced run, or one with the
- * `output` option, reads the context its mode runs in too, which is another.
+ * The last context a run started in. A runtime's untraced runs all start in
+ * the same one; a traced run, or one with the `output` option, reads the
+ * context its mode runs in too, which is another.
  */
-let lastEntry: Context.Context<never> | undefined
-let lastEntryRead: RunContext | undefined
+const lastEntry = new Remembered()
 
 /** @internal what `entry`, the context a run starts in, holds for the loop (remembered apart from {@link runContextOf}'s) */
-export const entryContextOf = (entry: Context.Context<never>): RunContext => {
-  let found = lastEntry === entry ? lastEntryRead : undefined
-  if (found === undefined) {
-    found = read(entry)
-    lastEntry = entry
-    lastEntryRead = found
-  }
-  return found
-}
+export const entryContextOf = (entry: Context.Context<never>): RunContext => lastEntry.of(entry)
 
 /**
  * @internal Remembers the run context of `run`, the context a run's mode
@@ -112,7 +115,5 @@ export const entryContextOf = (entry: Context.Context<never>): RunContext => {
  * loopwork's or effect's settings). So `entry` with that budget; the run's
  * steps then read nothing from `run` again.
  */
-export const enterRun = (run: Context.Context<never>, entry: RunContext, budget: RunBudget): void => {
-  lastContext = run
-  lastRead = entry.budget === budget ? entry : { ...entry, budget }
-}
+export const enterRun = (run: Context.Context<never>, entry: RunContext, budget: RunBudget): void =>
+  lastRead.set(run, entry.budget === budget ? entry : { ...entry, budget })

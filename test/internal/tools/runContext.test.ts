@@ -12,6 +12,7 @@ import { WorkflowEngine } from "effect/workflow"
 import { DurableChain, WaitingCalls } from "../../../src/durable/index.ts"
 import { ScriptedModel } from "../../../src/testing/index.ts"
 import { supportWorkflow } from "../../support/durable.ts"
+import { countingScheduler } from "../../support/countingScheduler.ts"
 import { Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, DirectReturn, Mode, Privacy } from "../../../src/index.ts"
 import type { Cell } from "../../../src/internal/directReturn.ts"
@@ -106,22 +107,7 @@ describe("a tool call in its run's context", () => {
     Effect.runPromise(Effect.gen(function*() {
       seen = []
       modelContexts = []
-      let scheduled = 0
-      const base = new Scheduler.MixedScheduler()
-      const own: Scheduler.Scheduler = {
-        executionMode: base.executionMode,
-        shouldYield: (fiber) => base.shouldYield(fiber),
-        makeDispatcher: () => {
-          const dispatcher = base.makeDispatcher()
-          return {
-            scheduleTask: (task, priority) => {
-              scheduled++
-              dispatcher.scheduleTask(task, priority)
-            },
-            flush: () => dispatcher.flush()
-          }
-        }
-      }
+      const { own, seen: counted } = countingScheduler()
       const tool = Tool.make("nap", { parameters: Schema.Struct({}), success: Schema.String })
       const toolkit = Toolkit.make(tool)
       const handlers = toolkit.toLayer({ nap: () => Effect.as(Effect.yieldNow, "napped") }).pipe(
@@ -132,7 +118,7 @@ describe("a tool call in its run's context", () => {
         Effect.provide([model.layer, handlers])
       )
       expect(results(outcome.chain)).toEqual(["napped"])
-      expect(scheduled).toBeGreaterThan(0)
+      expect(counted.scheduled).toBeGreaterThan(0)
     })))
 
   it.effect("with one layer's handlers, every call runs in the run's context itself, with the layer's services", () =>

@@ -10,29 +10,12 @@ import { Context, Effect, Fiber, Layer, ManagedRuntime, Scheduler, Schema } from
 import { TestClock } from "effect/testing"
 import { Tool, Toolkit } from "effect/ai"
 import { Chain, ChatModel, Mode, type Outcome } from "../../../src/index.ts"
+import { countingScheduler } from "../../support/countingScheduler.ts"
 
 const Nap = Tool.make("nap", { parameters: Schema.Struct({}), success: Schema.String })
 const toolkit = Toolkit.make(Nap)
 
-const counting = () => {
-  const seen = { scheduled: 0 }
-  const base = new Scheduler.MixedScheduler()
-  const own: Scheduler.Scheduler = {
-    executionMode: base.executionMode,
-    shouldYield: (fiber) => base.shouldYield(fiber),
-    makeDispatcher: () => {
-      const d = base.makeDispatcher()
-      return {
-        scheduleTask: (task, priority) => {
-          seen.scheduled++
-          d.scheduleTask(task, priority)
-        },
-        flush: () => d.flush()
-      }
-    }
-  }
-  return { own, seen }
-}
+const counting = countingScheduler
 
 const results = (chain: Chain.Chain) =>
   chain.messages.flatMap((m) => m.role === "tool" ? m.content.flatMap((p) => p.type === "tool-result" ? [String(p.result)] : []) : [])
