@@ -40,6 +40,13 @@ import { checkShouldContinue } from "./shouldContinue.ts"
  *   `"step"`) unless it returns `true` for the chain (without it, always).
  *   What ends each step of `Mode.step`.
  *
+ * Each option is read once per call. Runs whose options hold the same
+ * values (in whatever object) and whose budget starts at the same count
+ * share the steps themselves, which keep no state between calls; each call
+ * gets an object of its own holding them. Steps made of a value that may be
+ * changed in place (a plain object or array, such as a `toolTimeout` pair)
+ * are made again at every call.
+ *
  * @example
  * ```ts
  * import { Chain, ChatModel, Mode, Step } from "loopwork"
