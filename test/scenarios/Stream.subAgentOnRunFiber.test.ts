@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { Toolkit } from "effect/ai"
 import { Chain, ChatModel, RunEvent } from "../../src/index.ts"
-import { events, row, whileNeeds } from "../support/stream.ts"
+import { askExpertRows, events, row, whileNeeds } from "../support/stream.ts"
 import { AskExpert } from "../support/tools.ts"
 
 const expertToolkit = Toolkit.make(AskExpert)
@@ -43,19 +43,7 @@ describe("Chain.stream: a sub-agent started on the run's own fiber", () => {
         const seen = yield* events(Chain.stream(Chain.make({ user: "go", toolkit: expertToolkit }), whileNeeds)).pipe(
           Effect.provide([model.layer, handlers()])
         )
-        expect(seen.map(row)).toEqual([
-          "RunStarted messages=1 runCount=0",
-          "ModelCallStarted #1 messages=1 tools=[ask_expert]",
-          `ModelCallFinished #1 tool-calls "" calls=[ask_expert#call_1_1] usage={} 0ms`,
-          `ToolCallStarted ask_expert#call_1_1 {"q":"?"}`,
-          `ToolCallFinished ask_expert#call_1_1 succeeded "expert says 42 to ?" 0ms`,
-          "ModelCallStarted #2 messages=3 tools=[ask_expert]",
-          `TextDelta #2 "It "`,
-          `TextDelta #2 "is "`,
-          `TextDelta #2 "42."`,
-          `ModelCallFinished #2 stop "It is 42." calls=[] usage={} 0ms`,
-          `RunFinished done "It is 42."`
-        ])
+        expect(seen.map(row)).toEqual(askExpertRows("expert says 42 to ?"))
       }))
   }
 

@@ -100,6 +100,25 @@ export const row = (event: Event): string => {
   }
 }
 
+/**
+ * The rows of a watched run that asks `ask_expert` once (`{ q: "?" }`), gets
+ * `result`, then answers "It is 42." in three deltas: only the run's own
+ * events, whatever the tool does inside.
+ */
+export const askExpertRows = (result: string): ReadonlyArray<string> => [
+  "RunStarted messages=1 runCount=0",
+  "ModelCallStarted #1 messages=1 tools=[ask_expert]",
+  `ModelCallFinished #1 tool-calls "" calls=[ask_expert#call_1_1] usage={} 0ms`,
+  `ToolCallStarted ask_expert#call_1_1 {"q":"?"}`,
+  `ToolCallFinished ask_expert#call_1_1 succeeded ${JSON.stringify(result)} 0ms`,
+  "ModelCallStarted #2 messages=3 tools=[ask_expert]",
+  `TextDelta #2 "It "`,
+  `TextDelta #2 "is "`,
+  `TextDelta #2 "42."`,
+  `ModelCallFinished #2 stop "It is 42." calls=[] usage={} 0ms`,
+  `RunFinished done "It is 42."`
+]
+
 export const encodeEvent = Schema.encodeSync(RunEvent.RunEvent)
 export const decodeEvent = Schema.decodeUnknownSync(RunEvent.RunEvent)
 
