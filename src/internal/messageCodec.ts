@@ -116,7 +116,6 @@ const plainCopy = (value: object, shape: Shape, marker: string): Record<string, 
 const overhead = (shape: Shape): number => {
   const template = { options: {}, type: "", text: "", id: "", name: "", params: 0, result: 0, providerExecuted: false, isFailure: false, role: "", content: "" }
   const copied = shape.copy(template)
-  copied.options = {}
   if (shape.value !== undefined) delete copied[shape.value]
   // The value's key: its quotes, its colon and a comma.
   return JSON.stringify(copied).length + (shape.value === undefined ? 0 : shape.value.length + 4)

@@ -67,9 +67,9 @@ export const runSync = (thunk: () => unknown): Exit.Exit<unknown, unknown> => {
  * direct-return slot now `cell`'s (see {@link inRunContext}). In a watched
  * run, whose context holds its observer, `f` runs with the fiber in the
  * handler's context ({@link asHandler}), where a run it starts reports
- * nowhere. "cut" when the
- * function interrupted the round's stop signal: a fiber running it would
- * be cut short at its end. `undefined` when the effect is to be run.
+ * nowhere. "cut" when the function interrupted the round's stop signal: a
+ * fiber running it would be cut short at its end. `undefined` when the
+ * effect is to be run.
  *
  * @internal
  */
