@@ -111,7 +111,8 @@ const Shape = Schema.Struct({
  * @category utils
  * @since 0.1.0
  */
-export const shapeProblem = (u: unknown): string | undefined => (u === undefined ? undefined : problem(Shape, u))
+export const shapeProblem = (u: unknown): string | undefined =>
+  u === undefined ? undefined : problem(Shape, u, "HierarchicalConstraints")
 
 /**
  * The first broken rule, or `undefined`: first the shape of the value, then

@@ -93,26 +93,35 @@ export type ValidConfig = typeof EnsembleConfig.Type
 /**
  * The first task found on a cycle of context references, if any. Only the
  * listed tasks are followed (a context task that is not listed is reported
- * as such).
+ * as such). Depth first with a stack of its own, not the JavaScript stack:
+ * a chain of thousands of tasks is checked like a short one.
  */
 const findCycle = (tasks: ReadonlyArray<Task>): Task | undefined => {
   const listed = new Set(tasks)
   const state = new Map<Task, "visiting" | "done">()
-  const visit = (task: Task): Task | undefined => {
-    const seen = state.get(task)
-    if (seen === "done") return undefined
-    if (seen === "visiting") return task
-    state.set(task, "visiting")
-    for (const dependency of task.context) {
-      const found = listed.has(dependency) ? visit(dependency) : undefined
-      if (found !== undefined) return found
+  for (const root of tasks) {
+    if (state.has(root)) continue
+    state.set(root, "visiting")
+    // Each open task with the index of the next dependency of it to follow.
+    const open: Array<[Task, number]> = [[root, 0]]
+    while (open.length > 0) {
+      const top = open[open.length - 1]
+      const [task, next] = top
+      if (next === task.context.length) {
+        state.set(task, "done")
+        open.pop()
+        continue
+      }
+      top[1] = next + 1
+      const dependency = task.context[next]
+      if (!listed.has(dependency)) continue
+      const seen = state.get(dependency)
+      if (seen === "visiting") return dependency
+      if (seen === undefined) {
+        state.set(dependency, "visiting")
+        open.push([dependency, 0])
+      }
     }
-    state.set(task, "done")
-    return undefined
-  }
-  for (const task of tasks) {
-    const found = visit(task)
-    if (found !== undefined) return found
   }
   return undefined
 }
@@ -194,7 +203,7 @@ export const validateConfig = (config: unknown): Effect.Effect<ValidConfig, Vali
 
 /** @internal {@link validate}, at once: for a caller that is already running (such as `Ensemble.run`) */
 export const validateNow = (config: unknown): Result.Result<ValidConfig, ValidationError> => {
-  const decoded = decodeNow(EnsembleConfig, config)
+  const decoded = decodeNow(EnsembleConfig, config, "the ensemble's config")
   if (Result.isFailure(decoded)) return decoded
   const valid = decoded.success
   const workflow = valid.workflow ?? "SEQUENTIAL"

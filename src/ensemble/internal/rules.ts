@@ -10,8 +10,9 @@
  *
  * @internal
  */
+import { thrownMessage } from "../../internal/errorText.ts"
 import { redactedShort, redactSecrets } from "../../internal/redact.ts"
-import { Effect, Result, Schema, SchemaIssue } from "effect"
+import { Cause, Effect, Result, Schema, SchemaIssue } from "effect"
 import { ValidationError } from "../EnsembleError.ts"
 import { accepts, asField, passing } from "./ruleStruct.ts"
 
@@ -68,27 +69,67 @@ export const decode = <S extends Schema.ConstraintDecoder<unknown>>(
   input: unknown
 ): Effect.Effect<S["Type"], ValidationError> => Effect.suspend(() => Effect.fromResult(decodeNow(schema, input)))
 
-/** @internal {@link decode}, at once: for a caller that is already running (such as `Ensemble.run`) */
+/**
+ * @internal {@link decode}, at once: for a caller that is already running
+ * (such as `Ensemble.run`); `label` names what was given in the message of
+ * a value that cannot be read
+ */
 export const decodeNow = <S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
-  input: unknown
+  input: unknown,
+  label = "the value given"
 ): Result.Result<S["Type"], ValidationError> => {
   const passed = passing(schema, input)
   if (passed !== undefined) return Result.succeed(passed as S["Type"])
-  const result = Schema.decodeUnknownResult(schema)(input)
-  return Result.isSuccess(result)
-    ? Result.succeed(result.success)
-    : Result.fail(new ValidationError({ message: redactSecrets(firstMessage(result.failure)) }))
+  const decoded = decodedOrWhy(schema, input)
+  return typeof decoded === "string"
+    ? Result.fail(new ValidationError({ message: redactSecrets(decoded) }))
+    : "unreadable" in decoded
+    ? Result.fail(new ValidationError({ message: redactSecrets(`${label}: ${decoded.unreadable}`) }))
+    : Result.succeed(decoded.value)
 }
 
-/** @internal the message of the first broken rule, or `undefined` when `input` passes */
+/**
+ * @internal the message of the first broken rule, or `undefined` when
+ * `input` passes; `label`, if given, names what cannot be read
+ */
 export const problem = <S extends Schema.ConstraintDecoder<unknown>>(
   schema: S,
-  input: unknown
+  input: unknown,
+  label?: string
 ): string | undefined => {
   if (accepts(schema, input)) return undefined
-  const result = Schema.decodeUnknownResult(schema)(input)
-  return Result.isSuccess(result) ? undefined : firstMessage(result.failure)
+  const decoded = decodedOrWhy(schema, input)
+  if (typeof decoded === "string") return decoded
+  if (!("unreadable" in decoded)) return undefined
+  return label === undefined ? decoded.unreadable : `${label}: ${decoded.unreadable}`
+}
+
+/**
+ * What Schema decodes `input` to, or the message of its first broken rule,
+ * or (`unreadable`) why it could not be read: a getter that throws or a
+ * Proxy from JavaScript makes Schema throw, and that is said, never thrown.
+ */
+const decodedOrWhy = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
+  input: unknown
+): { readonly value: S["Type"] } | { readonly unreadable: string } | string => {
+  try {
+    const result = Schema.decodeUnknownResult(schema)(input)
+    return Result.isSuccess(result) ? { value: result.success } : firstMessage(result.failure)
+  } catch (error) {
+    return { unreadable: unreadable(error) }
+  }
+}
+
+/**
+ * @internal the message for a value a read of which threw: what it threw
+ * (Schema wraps it in an error of its own, whose cause holds it)
+ */
+export const unreadable = (error: unknown): string => {
+  const cause: unknown = error instanceof Error ? error.cause : undefined
+  const thrown = Cause.isCause(cause) ? Cause.squash(cause) : error
+  return `one of its values cannot be read (${thrownMessage(thrown)}); pass plain data, without getters that throw or Proxies`
 }
 
 const firstMessage = (error: Schema.SchemaError): string => formatter(error.issue).issues[0]?.message ?? error.message
@@ -108,13 +149,19 @@ export const decodeOptions = <S extends Schema.ConstraintDecoder<unknown> & { re
 ): Effect.Effect<S["Type"], ValidationError> =>
   Effect.suspend(() => {
     const unknown = unknownOption(maker, schema.fields, input)
-    return unknown === undefined ? Effect.fromResult(decodeNow(schema, input)) : Effect.fail(unknown)
+    return unknown === undefined ? Effect.fromResult(decodeNow(schema, input, `${maker} options`)) : Effect.fail(unknown)
   })
 
 /** @internal the first key of `input` that `fields` has no field for (`_tag` aside), as the error saying so */
 export const unknownOption = (maker: string, fields: Schema.Struct.Fields, input: unknown): ValidationError | undefined => {
-  if (!isRecord(input)) return undefined
-  for (const key of Object.keys(input)) {
+  let keys: ReadonlyArray<string>
+  try {
+    if (!isRecord(input)) return undefined
+    keys = Object.keys(input)
+  } catch (error) {
+    return new ValidationError({ message: redactSecrets(`${maker} options: ${unreadable(error)}`) })
+  }
+  for (const key of keys) {
     if (key === "_tag" || Object.hasOwn(fields, key)) continue
     return new ValidationError({
       message: `${maker} has no option ${show(key)}; its options are ${Object.keys(fields).join(", ")}`
