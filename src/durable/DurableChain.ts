@@ -36,6 +36,7 @@ import { answer, type Answers } from "./internal/answer.ts"
 import { stop as stopExecution } from "./internal/stop.ts"
 import { body } from "./internal/body.ts"
 import { checkedKey } from "./internal/executionKey.ts"
+import { nameProblem } from "./internal/workflowName.ts"
 import { approvalOf, resultOf } from "./internal/waiting.ts"
 import { configOf, register } from "./internal/config.ts"
 import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
@@ -145,6 +146,8 @@ export const workflow = <
   R = ChatModel
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
   // From JavaScript anything may come: an InvalidInput, never a TypeError.
+  const badName = nameProblem(name)
+  if (badName !== undefined) throw badName
   let read: Options<Input, Tools, R> | undefined
   const shape = readably("options", () => checkObject(options, "options") ?? optionsShape((read = { ...options })))
   if (shape !== undefined || read === undefined) throw shape

@@ -37,10 +37,14 @@ import {
   ValidationError
 } from "../ensemble/EnsembleError.ts"
 import { EnsembleOutput } from "../ensemble/TaskOutput.ts"
+import { readably } from "../internal/checks.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { NotDurableChain } from "./DurableError.ts"
 import { delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
 import { childWorkflows } from "./internal/ensembleChildren.ts"
+import { nameProblem } from "./internal/workflowName.ts"
+import { checkExecute } from "./internal/checkedExecute.ts"
+import { payloadOf } from "./internal/ensemblePayload.ts"
 
 /**
  * What a durable ensemble's execution is started with: an id (the same id
@@ -129,14 +133,24 @@ export const workflow = <const Name extends string, R>(
   ensemble: Ensemble<R>,
   options?: { readonly version?: number | undefined }
 ): DurableEnsembleWorkflow<Name> => {
-  const version = options?.version ?? 1
-  if (!(Number.isSafeInteger(version) && version >= 1)) {
+  // From JavaScript anything may come: an InvalidInput, never a TypeError or what a getter throws.
+  const badName = nameProblem(name)
+  if (badName !== undefined) throw badName
+  let version: unknown = 1
+  let kind: unknown
+  const unreadable = readably("options", () => void (version = options?.version ?? 1)) ??
+    readably("ensemble", () => void (kind = ensemble?.workflow))
+  if (unreadable !== undefined) throw unreadable
+  if (!(typeof version === "number" && Number.isSafeInteger(version) && version >= 1)) {
     throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
   }
-  if (ensemble?.workflow !== "SEQUENTIAL" && ensemble?.workflow !== "PARALLEL" && ensemble?.workflow !== "HIERARCHICAL") {
-    throw new InvalidInput({ field: "ensemble", rule: "an ensemble made by Ensemble.make", value: ensemble?.workflow })
+  if (kind !== "SEQUENTIAL" && kind !== "PARALLEL" && kind !== "HIERARCHICAL") {
+    throw new InvalidInput({ field: "ensemble", rule: "an ensemble made by Ensemble.make", value: kind })
   }
-  const made = Workflow.make(name, { payload: Payload, idempotencyKey: ({ id }) => id, success: EnsembleOutput, error: Failure })
+  const made = checkExecute(
+    Workflow.make(name, { payload: Payload, idempotencyKey: ({ id }) => id, success: EnsembleOutput, error: Failure }),
+    payloadOf
+  )
   configs.set(made, { ensemble: ensemble as Ensemble<unknown>, version, children: childWorkflows(name) })
   return made
 }

@@ -19,6 +19,7 @@ import { Place } from "../../ensemble/internal/recordOrder.ts"
 import { TaskFailure } from "../../ensemble/internal/runTask.ts"
 import { Usage } from "../../ensemble/internal/usage.ts"
 import { TaskOutput } from "../../ensemble/TaskOutput.ts"
+import { childSuffix } from "./workflowName.ts"
 
 /** A count of tool calls as stored with a child's result: a whole number, never below 0 (stored data is not trusted). */
 const ToolCallCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -86,13 +87,13 @@ export const TaskResult = Schema.Struct({
 
 /** @internal the child workflows of a durable ensemble named `name` */
 export const childWorkflows = (name: string) => ({
-  task: Workflow.make(`${name}/task`, {
+  task: Workflow.make(`${name}${childSuffix.task}`, {
     payload: TaskPayload,
     idempotencyKey: ({ index, parent }) => `${parent}/${index}`,
     success: TaskResult,
     error: TaskFailed
   }),
-  delegation: Workflow.make(`${name}/delegation`, {
+  delegation: Workflow.make(`${name}${childSuffix.delegation}`, {
     payload: DelegationPayload,
     idempotencyKey: ({ key, parent }) => `${parent}/${key}`,
     success: TaskResult,
