@@ -104,17 +104,22 @@ const edits: ReadonlyArray<readonly [string, (db: DatabaseSync) => void, string]
   ["a recorded turn that is not a turn", rewrite("v1/model/1", () => "garbage"), "does not match its schema"],
   ["a recorded turn whose call id is a number", rewrite("v1/model/1", (turn) => (turn.response.toolCalls[1].id = 42, turn)), "does not match its schema"],
   ["a recorded tool outcome that is not one", rewrite("v1/tool/c1/1", () => ({ _tag: "Nope" })), "does not match its schema"],
-  ["a recorded version that is not a number", rewrite("loopwork/version", () => "one"), "does not match its schema"]
+  ["a recorded version that is not a number", rewrite("loopwork/version", () => "one"), "does not match its schema"],
+  // Versions `workflow` refuses: replayed under names it never recorded, the run would call the model and run lookup again.
+  ["a recorded version of 0", rewrite("loopwork/version", () => 0), "does not match its schema"],
+  ["a recorded version below 0", rewrite("loopwork/version", () => -1), "does not match its schema"],
+  ["a recorded version that is not whole", rewrite("loopwork/version", () => 1.5), "does not match its schema"]
 ]
 
 describe("a durable run whose SQLite records were edited", () => {
   for (const [what, tamper, says] of edits) {
-    it.live(`${what}: DurableRunFailed CorruptRecord; the refund never runs`, () =>
+    it.live(`${what}: DurableRunFailed CorruptRecord; the refund never runs, lookup not again`, () =>
       Effect.gen(function*() {
         const { end, ran, shown } = yield* tamperedRun(tamper)
         // The human was shown the call as posted.
         expect(shown.map((call) => [call.callId, call.params])).toEqual([["c2", { amount: 20 }]])
         expect(ran.filter((entry) => entry.startsWith("refund"))).toEqual([])
+        expect(ran.filter((entry) => entry.startsWith("lookup"))).toEqual(["lookup A1"])
         if (Exit.isSuccess(end)) return expect.unreachable("the run fails")
         expect(Cause.hasDies(end.cause)).toBe(false)
         const error = Cause.squash(end.cause)

@@ -110,6 +110,14 @@ const corrupt = (chain: Chain | undefined, what: string) => {
 }
 
 /**
+ * A version as recorded: what `workflow` accepts, a whole number from 1.
+ * Read back, anything else is a store changed by hand (a run that took 0 or
+ * 1.5 for its version would replay under names it never recorded, and run
+ * its calls again).
+ */
+const Version = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+
+/**
  * The version the execution started under, recorded by its first activity:
  * a run in flight during a deploy that raises `version` keeps the activity
  * names of its history.
@@ -117,7 +125,7 @@ const corrupt = (chain: Chain | undefined, what: string) => {
  * @internal
  */
 export const versionOf = (version: number) =>
-  Activity.make({ name: "loopwork/version", success: Schema.Number, execute: Effect.succeed(version) })
+  Activity.make({ name: "loopwork/version", success: Version, execute: Effect.succeed(version) })
 
 /** @internal the workflow body of `config` */
 export const body = (config: Config, workflowName: string) => (input: unknown, executionId: string) => {
