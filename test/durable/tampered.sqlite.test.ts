@@ -38,7 +38,15 @@ type Stored = { [key: string]: any }
  * `tamper` edits the file; a new runner starts, a human approves what
  * `pending` shows, and the execution's end is read.
  */
-const tamperedRun = (tamper: (db: DatabaseSync) => void) => {
+/** What a human does once the execution is started again: by default, approve the calls `pending` shows; what was shown. */
+type Answer = (id: string) => Effect.Effect<ReadonlyArray<WaitingCalls.WaitingCall>, unknown, WaitingCalls.WaitingCalls | WorkflowEngine.WorkflowEngine>
+
+const Support = supportWorkflow("Support", toolkit)
+
+const approveShown: Answer = (id) =>
+  Effect.tap(waitingOn(Support, id), (shown) => DurableChain.decide(Support, id, Object.fromEntries(shown.map((call) => [call.callId, Approval.approve]))))
+
+const tamperedRun = (tamper: (db: DatabaseSync) => void, answer: Answer = approveShown) => {
   const dir = mkdtempSync(join(tmpdir(), "loopwork-tampered-"))
   const filename = join(dir, "runs.db")
   const ran: Array<string> = []
@@ -46,7 +54,6 @@ const tamperedRun = (tamper: (db: DatabaseSync) => void) => {
     refund: ({ amount }) => Effect.sync(() => (ran.push(`refund ${amount}`), `refunded ${amount}`)),
     lookup: ({ order }) => Effect.sync(() => (ran.push(`lookup ${order}`), `order ${order}: shipped`))
   })
-  const Support = supportWorkflow("Support", toolkit)
   const live = (model: ScriptedModel.ScriptedModel) =>
     DurableChain.layer(Support).pipe(
       Layer.provide([model.layer, handlers]),
@@ -69,8 +76,7 @@ const tamperedRun = (tamper: (db: DatabaseSync) => void) => {
     }
     return yield* Effect.scoped(Effect.gen(function*() {
       const id = yield* Support.execute({ ticket: "T1" }, { discard: true })
-      const shown = yield* waitingOn(Support, id)
-      yield* DurableChain.decide(Support, id, Object.fromEntries(shown.map((call) => [call.callId, Approval.approve])))
+      const shown = yield* answer(id)
       const end = yield* Effect.exit(Support.execute({ ticket: "T1" }).pipe(Effect.timeout("10 seconds")))
       return { ran, shown, end }
     }).pipe(Effect.provide(live(after))))
@@ -127,6 +133,32 @@ describe("a durable run whose SQLite records were edited", () => {
         expect(String((error as Error).message)).toContain(says)
       }), 60_000)
   }
+
+  // helper-65's probes: values nested 100,000 levels deep, past what the loop compares or delivers.
+  const deep = (depth: number) => "[".repeat(depth) + "1" + "]".repeat(depth)
+
+  it.live("posted arguments edited to nest 100,000 levels: CorruptRecord (was a stack overflow); the refund never runs", () =>
+    Effect.gen(function*() {
+      const { end, ran } = yield* tamperedRun((db) =>
+        db.prepare(`UPDATE loopwork_waiting_calls SET params = ? WHERE call_id = 'c2'`).run(deep(100_000))
+      )
+      expect(ran).toEqual(["lookup A1"])
+      if (Exit.isSuccess(end)) return expect.unreachable("the run fails")
+      expect(Cause.hasDies(end.cause)).toBe(false)
+      expect(Cause.squash(end.cause)).toMatchObject({ _tag: "DurableRunFailed", reason: "CorruptRecord" })
+      expect((Cause.squash(end.cause) as Error).message).toContain("holds arguments past the stored limits")
+    }), 60_000)
+
+  it.live("a recorded answer edited to nest 100,000 levels, then a stop: the run stops (it waited for ever); the edit never runs", () =>
+    Effect.gen(function*() {
+      const { end, ran } = yield* tamperedRun(
+        (db) => db.prepare(`UPDATE loopwork_waiting_calls SET answer = ? WHERE call_id = 'c2'`).run(`{"_tag":"Edit","params":${deep(100_000)}}`),
+        (id) => Effect.as(DurableChain.stop(Support, id), [])
+      )
+      expect(ran).toEqual(["lookup A1"])
+      if (Exit.isFailure(end)) return expect.unreachable(`the run stops: ${Cause.pretty(end.cause)}`)
+      expect(end.value).toMatchObject({ _tag: "Paused", reason: "StopRequested" })
+    }), 60_000)
 
   it.effect("a schema error of a custom mode's own stays a defect: it is not a record's", () =>
     Effect.gen(function*() {

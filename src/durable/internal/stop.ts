@@ -14,6 +14,7 @@ import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
 import { canonical } from "../../internal/canonicalJson.ts"
 import { describe } from "../../internal/describe.ts"
+import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { thrownMessage } from "../../internal/errorText.ts"
 import type { InvalidInput } from "../../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
@@ -22,7 +23,7 @@ import { WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
 import { configOf } from "./config.ts"
 import { checkedKey } from "./executionKey.ts"
-import { approvalOf, resultOf, stopMarker as marker } from "./waiting.ts"
+import { approvalOf, resultOf, type Stopped, stopMarker as marker } from "./waiting.ts"
 
 /** @internal */
 export const stop = (
@@ -55,17 +56,22 @@ export const stop = (
 
 /**
  * Completes `deferred` with the answer stored for it (a JSON text the
- * store holds, decoded by the deferred's schema); an answer that does not
- * decode (an edited row) is not sent.
+ * store holds, decoded by the deferred's schema). An answer that cannot be
+ * applied (an edited row: not JSON within the stored limits, or not an
+ * answer) is sent as `Stopped`, which is what was asked: the run ends
+ * instead of waiting for ever, and the answer never runs.
  */
 const deliverStored = <A>(
   engine: WorkflowEngine.WorkflowEngine["Service"],
-  deferred: DurableDeferred.DurableDeferred<Schema.Codec<A, unknown>>,
+  deferred: DurableDeferred.DurableDeferred<Schema.Codec<A | Stopped, unknown>>,
   stored: string,
   done: { readonly workflowName: string; readonly executionId: string }
 ): Effect.Effect<void> => {
-  const value = Schema.decodeUnknownOption(deferred.successSchema)(parsed(stored))
-  return Option.isNone(value) ? Effect.void : engine.deferredDone(deferred, { ...done, deferredName: deferred.name, exit: Exit.succeed(value.value) })
+  const json = parsed(stored)
+  const value = JsonBounds.check(json, JsonBounds.storedLimits) === undefined
+    ? Schema.decodeUnknownOption(deferred.successSchema)(json)
+    : Option.none()
+  return engine.deferredDone(deferred, { ...done, deferredName: deferred.name, exit: Exit.succeed(Option.getOrElse(value, (): A | Stopped => marker)) })
 }
 
 const parsed = (text: string): unknown => {

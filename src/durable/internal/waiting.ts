@@ -22,6 +22,7 @@ import * as Approval from "../../Approval.ts"
 import * as ExternalTool from "../../ExternalTool.ts"
 import type { ToolCall } from "../../ToolCall.ts"
 import { canonical } from "../../internal/canonicalJson.ts"
+import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { type WaitingCall, WaitingCalls } from "../WaitingCalls.ts"
 import type { Names } from "./recorder.ts"
 import { readable } from "./unreadable.ts"
@@ -151,6 +152,10 @@ const unlikePosted = (
     const row = rows.get(call.id)
     if (row === undefined) return `the call '${call.id}' the run waits on was never posted`
     if (waitOf(row) !== waits.get(call.id)) continue
+    // Bounded before they are compared: a row edited to hold arguments nested past the limit is not what was posted.
+    if (JsonBounds.check(row.params, JsonBounds.storedLimits) !== undefined || JsonBounds.check(call.params, JsonBounds.storedLimits) !== undefined) {
+      return `the call '${call.id}' the run waits on, or its posted row, holds arguments past the stored limits`
+    }
     if (row.tool !== call.name || canonical(row.params) !== canonical(call.params)) {
       return `the call '${call.id}' the run waits on is not the call it posted and a human was shown`
     }
