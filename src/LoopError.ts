@@ -230,6 +230,11 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
   override get message(): string {
     return redactSecrets(`Invalid ${this.field}: ${this.rule} (got ${describeValue(this.value)})`)
   }
+
+  /** The error's tag, field, rule and message; the value only as the message shows it (redacted, cut). */
+  override toJSON(): { readonly _tag: "InvalidInput"; readonly field: string; readonly rule: string; readonly message: string } {
+    return { _tag: "InvalidInput", field: redactSecrets(this.field), rule: redactSecrets(this.rule), message: this.message }
+  }
 }
 
 /**
@@ -291,6 +296,11 @@ export class CallNotAwaiting extends Schema.TaggedError<CallNotAwaiting>()("Call
     const subject = this.ids.length === 1 ? `No call with id ${ids} is` : `No calls with ids ${ids} are`
     const waiting = this.waiting.length === 0 ? "(none)" : listed(this.waiting, shownId)
     return redactSecrets(`${subject} awaiting ${this.awaiting}; awaiting ${this.awaiting}: ${waiting}`)
+  }
+
+  /** The error's tag, what was awaited and its message; the ids only as the message shows them (redacted, cut). */
+  override toJSON(): { readonly _tag: "CallNotAwaiting"; readonly awaiting: "approval" | "result"; readonly message: string } {
+    return { _tag: "CallNotAwaiting", awaiting: this.awaiting, message: this.message }
   }
 }
 
@@ -485,17 +495,7 @@ export type Reason =
   | OutputInvalid
   | StepFailed
 
-const reasons = [
-  ModelCallFailed,
-  MaxRunsExceeded,
-  MaxFailuresExceeded,
-  ToolNamesNotFound,
-  InvalidInput,
-  ToolCallFailed,
-  PolicyFailed,
-  ModeDidNotFinish,
-  OutputInvalid
-] as const
+const reasons = [ModelCallFailed, MaxRunsExceeded, MaxFailuresExceeded, ToolNamesNotFound, InvalidInput, ToolCallFailed, PolicyFailed, ModeDidNotFinish, OutputInvalid] as const
 
 /**
  * `failure` as a run's reason: itself when it is one of the loop's errors,
