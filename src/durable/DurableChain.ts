@@ -23,7 +23,6 @@ import type { Chain } from "../internal/chain.ts"
 import type { HandlersOf, RunOptions } from "../internal/run.ts"
 import type { ChatModel } from "../ChatModel.ts"
 import * as ExternalTool from "../ExternalTool.ts"
-import { describe } from "../internal/describe.ts"
 import { outputOf } from "../internal/structured/run.ts"
 import { outputJson } from "../internal/structured/outputJson.ts"
 import type { StructuredOutput } from "../StructuredOutput.ts"
@@ -38,7 +37,7 @@ import { body } from "./internal/body.ts"
 import { checkedKey } from "./internal/executionKey.ts"
 import { nameProblem } from "./internal/workflowName.ts"
 import { approvalOf, resultOf } from "./internal/waiting.ts"
-import { configOf, register } from "./internal/config.ts"
+import { configOf, notDurable, register } from "./internal/config.ts"
 import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
 
 /**
@@ -216,7 +215,7 @@ export const layer = <Name extends string, Input extends Workflow.AnyStructSchem
   workflow: DurableWorkflow<Name, Input>
 ): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
   const config = configOf(workflow)
-  if (config === undefined) return Layer.effectDiscard(Effect.fail(new NotDurableChain({ workflow: describe(workflow?._tag) })))
+  if (config === undefined) return Layer.effectDiscard(Effect.fail(notDurable(workflow)))
   return workflow.toLayer(body(config, workflow._tag) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
 }
 
@@ -242,7 +241,7 @@ export const pending = (
   executionId: string
 ): Effect.Effect<ReadonlyArray<WaitingCall>, NotDurableChain | InvalidInput | SqlError, WaitingCalls> =>
   configOf(workflow) === undefined
-    ? Effect.fail(new NotDurableChain({ workflow: String(workflow?._tag) }))
+    ? Effect.fail(notDurable(workflow))
     : Effect.flatMap(checkedKey(workflow, executionId), (key) => Effect.flatMap(Effect.service(WaitingCalls), (store) => store.list(key)))
 
 /**

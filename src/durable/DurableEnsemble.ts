@@ -41,6 +41,7 @@ import { readably } from "../internal/checks.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { NotDurableChain } from "./DurableError.ts"
 import { delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
+import { notDurable } from "./internal/config.ts"
 import { childWorkflows } from "./internal/ensembleChildren.ts"
 import { nameProblem } from "./internal/workflowName.ts"
 import { checkExecute } from "./internal/checkedExecute.ts"
@@ -181,7 +182,7 @@ export const layer = <Name extends string, R = never>(
   workflow: DurableEnsembleWorkflow<Name>
 ): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | ChatModel | R> => {
   const config = configs.get(workflow)
-  if (config === undefined) return Layer.effectDiscard(Effect.fail(new NotDurableChain({ workflow: String(workflow?._tag), expected: "DurableEnsemble.workflow" })))
+  if (config === undefined) return Layer.effectDiscard(Effect.fail(notDurable(workflow, "DurableEnsemble.workflow")))
   const { children, ensemble, version } = config
   return Layer.mergeAll(
     workflow.toLayer(parentBody(ensemble, children, version)),

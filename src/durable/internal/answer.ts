@@ -12,15 +12,14 @@ import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
 import { isCallId, maxIdLength } from "../../internal/arrival.ts"
 import { canonical } from "../../internal/canonicalJson.ts"
-import { describe } from "../../internal/describe.ts"
 import { thrownMessage } from "../../internal/errorText.ts"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { checkParamsFor, encodeResultFor } from "../../internal/round.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "../../LoopError.ts"
-import { AlreadyAnswered, type AnswerError, NotDelivered, NotDurableChain, WaitChanged } from "../DurableError.ts"
+import { AlreadyAnswered, type AnswerError, NotDelivered, WaitChanged } from "../DurableError.ts"
 import { type WaitingCall, WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
-import { configOf } from "./config.ts"
+import { configOf, notDurable } from "./config.ts"
 import { checkedKey } from "./executionKey.ts"
 import type { Stopped } from "./waiting.ts"
 
@@ -50,9 +49,13 @@ type Entry<A> = readonly [id: string, answer: A]
  */
 const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<ReadonlyArray<Entry<A>>, InvalidInput> => {
   const invalid = (rule: string): Effect.Effect<never, InvalidInput> => Effect.fail(new InvalidInput({ field: answers.field, rule, value: input }))
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return invalid("must be a record of call ids to answers")
   const copies: Array<readonly [string, unknown]> = []
   try {
+    // Inside: Array.isArray throws on a revoked Proxy.
+    if (typeof input !== "object" || input === null || Array.isArray(input)) return invalid("must be a record of call ids to answers")
+    // A Map or a class instance has no entries of its own to read: refused, not taken for no answers.
+    const proto: unknown = Object.getPrototypeOf(input)
+    if (proto !== Object.prototype && proto !== null) return invalid("must be a plain record of call ids to answers, not a Map or a class instance")
     const entries = Object.entries(input)
     if (entries.length > maxAnswers) return invalid(`must answer at most ${maxAnswers} calls at once`)
     for (const [id, value] of entries) {
@@ -81,10 +84,11 @@ const entriesOf = <A>(input: unknown, answers: Answers<A>): Effect.Effect<Readon
 const waitsOf = (options: unknown, field: string, answered: ReadonlySet<string>): Effect.Effect<ReadonlyMap<string, number>, InvalidInput> => {
   const invalid = (rule: string, value: unknown) => Effect.fail(new InvalidInput({ field, rule, value }))
   if (options === undefined) return Effect.succeed(noWaits)
-  if (typeof options !== "object" || options === null || Array.isArray(options)) return invalid("options must be an object", options)
   let waits: unknown
   let entries: ReadonlyArray<readonly [string, unknown]>
   try {
+    // Inside: Array.isArray throws on a revoked Proxy.
+    if (typeof options !== "object" || options === null || Array.isArray(options)) return invalid("options must be an object", options)
     waits = Object.hasOwn(options, "waits") ? (options as { readonly waits: unknown }).waits : undefined
     if (waits === undefined) return Effect.succeed(noWaits)
     if (typeof waits !== "object" || waits === null || Array.isArray(waits)) {
@@ -153,7 +157,7 @@ export const answer = <A>(
 ): Effect.Effect<void, AnswerError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   Effect.gen(function*() {
     const config = configOf(workflow)
-    if (config === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
+    if (config === undefined) return yield* notDurable(workflow)
     const key = yield* checkedKey(workflow, executionId)
     const entries = yield* entriesOf(input, answers)
     const waits = yield* waitsOf(options, answers.field, new Set(entries.map(([id]) => id)))

@@ -9,6 +9,9 @@ import type { Workflow } from "effect/workflow"
 import type { Chain } from "../../internal/chain.ts"
 import type { RunOptions } from "../../internal/run.ts"
 import type { OutputJson } from "../../internal/structured/outputJson.ts"
+import { describe } from "../../internal/describe.ts"
+import { redactedShort } from "../../internal/redact.ts"
+import { NotDurableChain } from "../DurableError.ts"
 
 /** @internal */
 export interface Config {
@@ -35,3 +38,19 @@ export const register = (workflow: Workflow.Any, config: Config): void => {
 /** @internal */
 export const configOf = (workflow: Workflow.Any): Config | undefined =>
   (typeof workflow === "object" && workflow !== null) || typeof workflow === "function" ? configs.get(workflow) : undefined
+
+/**
+ * @internal the error for a workflow that is not one made by `expected`
+ * (default `DurableChain.workflow`): its name as far as it can be read,
+ * shortened (from JavaScript, anything may come, a getter that throws too)
+ */
+export const notDurable = (workflow: unknown, expected?: string): NotDurableChain => {
+  let name: unknown
+  try {
+    name = (workflow as { readonly _tag?: unknown } | null | undefined)?._tag
+  } catch {
+    name = "(a workflow that cannot be read)"
+  }
+  const shown = redactedShort(describe(name), 100)
+  return new NotDurableChain(expected === undefined ? { workflow: shown } : { workflow: shown, expected })
+}

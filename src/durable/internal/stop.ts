@@ -13,15 +13,14 @@ import { Effect, Exit, Option, Schema } from "effect"
 import type { DurableDeferred, Workflow } from "effect/workflow"
 import { WorkflowEngine } from "effect/workflow"
 import { canonical } from "../../internal/canonicalJson.ts"
-import { describe } from "../../internal/describe.ts"
 import * as JsonBounds from "../../internal/jsonBounds.ts"
 import { thrownMessage } from "../../internal/errorText.ts"
 import type { InvalidInput } from "../../LoopError.ts"
 import type { SqlError } from "effect/sql/SqlError"
-import { NotDelivered, NotDurableChain } from "../DurableError.ts"
+import { NotDelivered, type NotDurableChain } from "../DurableError.ts"
 import { WaitingCalls } from "../WaitingCalls.ts"
 import { waitOf } from "./waitNumber.ts"
-import { configOf } from "./config.ts"
+import { configOf, notDurable } from "./config.ts"
 import { checkedKey } from "./executionKey.ts"
 import { approvalOf, resultOf, type Stopped, stopMarker as marker } from "./waiting.ts"
 
@@ -31,7 +30,7 @@ export const stop = (
   executionId: string
 ): Effect.Effect<void, NotDurableChain | InvalidInput | NotDelivered | SqlError, WaitingCalls | WorkflowEngine.WorkflowEngine> =>
   Effect.gen(function*() {
-    if (configOf(workflow) === undefined) return yield* new NotDurableChain({ workflow: describe(workflow?._tag) })
+    if (configOf(workflow) === undefined) return yield* notDurable(workflow)
     const key = yield* checkedKey(workflow, executionId)
     const store = yield* Effect.service(WaitingCalls)
     yield* store.requestStop(key)
