@@ -26,8 +26,10 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
-import { inCallIdOrder, isList } from "./internal/claimRequests.ts"
+import { SqlError, UnknownError } from "effect/sql/SqlError"
+import { inCallIdOrder, isList, requestOf } from "./internal/claimRequests.ts"
+import { createTable } from "./internal/waitingTable.ts"
+import { thrownMessage } from "../internal/errorText.ts"
 import { waitOf } from "./internal/waitNumber.ts"
 
 /**
@@ -292,56 +294,6 @@ const callsOf = (rows: ReadonlyArray<StoredRow>): ReadonlyArray<WaitingCall> =>
     return [stored.value.wait >= 2 ? { ...call, wait: stored.value.wait } : call]
   })
 
-/** The table, created if missing. */
-const createTable = (sql: SqlClient) =>
-  Effect.gen(function*() {
-    const create = sql`CREATE TABLE IF NOT EXISTS loopwork_waiting_calls (
-      execution_id VARCHAR(255) NOT NULL,
-      call_id VARCHAR(256) NOT NULL,
-      position BIGINT NOT NULL,
-      kind VARCHAR(16) NOT NULL,
-      tool VARCHAR(256) NOT NULL,
-      params TEXT NOT NULL,
-      answer TEXT,
-      wait INTEGER NOT NULL DEFAULT 1,
-      PRIMARY KEY (execution_id, call_id)
-    )`
-    // Two PostgreSQL processes creating the table at once can both fail on its
-    // type's name: one creates it under a lock while the other waits.
-    yield* sql.onDialectOrElse({
-      pg: () => sql.withTransaction(Effect.andThen(sql`SELECT pg_advisory_xact_lock(4242, 1)`, Effect.andThen(create, addWaitColumn(sql)))),
-      orElse: () => Effect.andThen(create, addWaitColumn(sql))
-    })
-  })
-
-/**
- * The `wait` column in a table made before it: added only when missing, so
- * a process opening a table that has it needs no right to alter it (nor,
- * on PostgreSQL, the exclusive lock an `ALTER TABLE` takes even when it
- * changes nothing). A process that adds it at the same time makes this
- * one's fail, which then finds it there.
- */
-const addWaitColumn = (sql: SqlClient) => {
-  const present = Effect.map(
-    sql.onDialectOrElse({
-      pg: () =>
-        sql<{ name: string }>`SELECT column_name AS name FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name = 'loopwork_waiting_calls' AND column_name = 'wait'`,
-      orElse: () => sql<{ name: string }>`SELECT name FROM pragma_table_info('loopwork_waiting_calls') WHERE name = 'wait'`
-    }),
-    (rows) => rows.length > 0
-  )
-  const add = sql`ALTER TABLE loopwork_waiting_calls ADD COLUMN wait INTEGER NOT NULL DEFAULT 1`
-  // On PostgreSQL, processes add it one at a time (under the caller's lock), and a failed statement
-  // aborts the transaction: its error is the one to give.
-  const recheck = (error: SqlError) =>
-    sql.onDialectOrElse({
-      pg: () => Effect.fail(error),
-      orElse: () => Effect.flatMap(present, (now) => now ? Effect.void : Effect.fail(error))
-    })
-  return Effect.flatMap(present, (yes) => yes ? Effect.void : Effect.catch(Effect.asVoid(add), recheck))
-}
-
 /**
  * Claims one call's wait in a transaction the caller opens: the answer is
  * written only to the wait given, and only if it has none; then what the row
@@ -380,6 +332,15 @@ const stopsIn = (sql: SqlClient): Pick<WaitingCalls["Service"], "requestStop" | 
     )
 })
 
+/** The arguments' JSON text, or why they have none (a cycle, a BigInt: what JSON cannot write). */
+const paramsText = (params: unknown): string | SqlError => {
+  try {
+    return JSON.stringify(params) ?? "null"
+  } catch (error) {
+    return new SqlError({ reason: new UnknownError({ cause: error, message: `The call's arguments cannot be written as JSON (${thrownMessage(error)})` }) })
+  }
+}
+
 /**
  * Waiting calls in a SQL table (`loopwork_waiting_calls`, created if missing)
  * of the `SqlClient`'s database: shared by every process that uses it.
@@ -400,8 +361,9 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
     const sql = yield* SqlClient
     yield* createTable(sql)
     return {
-      post: (executionId, call) => {
-        const params = JSON.stringify(call.params) ?? "null"
+      post: (executionId, call) => Effect.suspend(() => {
+        const params = paramsText(call.params)
+        if (typeof params !== "string") return Effect.fail(params)
         const wait = waitOf(call)
         const next = sql`(SELECT COALESCE(MAX(position), -1) + 1 FROM loopwork_waiting_calls WHERE execution_id = ${executionId})`
         const insert = sql`INSERT INTO loopwork_waiting_calls (execution_id, call_id, position, kind, tool, params, wait)
@@ -414,7 +376,7 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
           SET position = ${next}, kind = ${call.kind}, tool = ${call.tool}, params = ${params}, answer = NULL, wait = ${wait}
           WHERE execution_id = ${executionId} AND call_id = ${call.callId} AND (wait < ${wait} OR kind <> ${call.kind})`
         return Effect.asVoid(Effect.andThen(insert, replace))
-      },
+      }),
       list: (executionId) =>
         Effect.map(
           sql<StoredRow>`SELECT call_id, kind, tool, params, wait
@@ -433,7 +395,11 @@ export const layerSql: Layer.Layer<WaitingCalls, SqlError, SqlClient> = Layer.ef
             WHERE execution_id = ${executionId} AND call_id = ${callId}`,
           (rows) => rows.length === 0 ? null : typeof rows[0].answer === "string" ? rows[0].answer : undefined
         ),
-      claim: (executionId, callId, answer, wait, kind) => sql.withTransaction(claimRow(sql, executionId, kind, { callId, answer, wait })),
+      claim: (executionId, callId, answer, wait, kind) => {
+        // From JavaScript anything may come: what is not a request claims nothing (as claimAll's requests).
+        const request = requestOf({ callId, answer, wait })
+        return request === undefined ? Effect.succeed("unknown") : sql.withTransaction(claimRow(sql, executionId, kind, request))
+      },
       claimAll: (executionId, kind, claims) =>
         Effect.suspend(() => {
           // In one order in every process, so two transactions claiming the same calls never wait on each other.

@@ -24,8 +24,8 @@ export interface NotARequest {
   readonly claim: "unknown"
 }
 
-/** `u` read once into a request, or `undefined` when it is not one. */
-const requestOf = (u: unknown): RequestShape | undefined => {
+/** @internal `u` read once into a request, or `undefined` when it is not one (it may throw: a getter's) */
+export const requestOf = (u: unknown): RequestShape | undefined => {
   if (typeof u !== "object" || u === null) return undefined
   const { answer, callId, wait } = u as { readonly callId: unknown; readonly answer: unknown; readonly wait: unknown }
   return typeof callId === "string" && typeof answer === "string" && typeof wait === "number" && Number.isSafeInteger(wait)

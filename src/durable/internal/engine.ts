@@ -29,6 +29,7 @@ import type { WorkflowEngine } from "effect/workflow"
 import { InvalidInput } from "../../LoopError.ts"
 import * as MessageStorage from "./messageStorage.ts"
 import { UnflushedClient } from "./unflushedClient.ts"
+import { readOptions } from "./readOptions.ts"
 
 /** @internal the timing options every store takes */
 export interface Timing {
@@ -62,9 +63,10 @@ export const configOf = (timing: Timing, role: Role): Layer.Layer<ShardingConfig
   Layer.effect(
     ShardingConfig.ShardingConfig,
     Effect.gen(function*() {
-      const poll = yield* durationOf("pollInterval", timing.pollInterval, Duration.millis(250), Duration.millis(10), Duration.seconds(1))
+      const { failoverAfter, pollInterval } = yield* readOptions(timing, ["pollInterval", "failoverAfter"])
+      const poll = yield* durationOf("pollInterval", pollInterval, Duration.millis(250), Duration.millis(10), Duration.seconds(1))
       // Below a second, the shard locks' own refreshes time out and no runner keeps its runs.
-      const failover = yield* durationOf("failoverAfter", timing.failoverAfter, Duration.seconds(10), Duration.seconds(1), Duration.hours(1))
+      const failover = yield* durationOf("failoverAfter", failoverAfter, Duration.seconds(10), Duration.seconds(1), Duration.hours(1))
       const quarter = Duration.max(Duration.millis(100), Duration.divideUnsafe(failover, 4))
       return ShardingConfig.ShardingConfig.of({
         ...ShardingConfig.defaults,

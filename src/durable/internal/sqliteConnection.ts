@@ -11,6 +11,7 @@ import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
 import { InvalidInput } from "../../LoopError.ts"
+import { readOptions } from "./readOptions.ts"
 
 /** @internal what a connection is opened with (`SqliteClient.Options`, documented there) */
 export interface Options {
@@ -28,9 +29,11 @@ const failure = (message: string, operation: string) => (cause: unknown) => {
 
 const busyTimeoutOf = (input: unknown) => {
   if (input === undefined) return Effect.succeed(5_000)
-  const duration = Duration.fromInput(input as Duration.Input)
-  return duration._tag === "Some" && Duration.isFinite(duration.value) && Duration.toMillis(duration.value) >= 0
-    ? Effect.succeed(Math.floor(Duration.toMillis(duration.value)))
+  // A number is checked first: effect reads NaN milliseconds as 0.
+  const duration = typeof input === "number" && !Number.isFinite(input) ? undefined : Duration.fromInput(input as Duration.Input)
+  const millis = duration?._tag === "Some" && Duration.isFinite(duration.value) ? Duration.toMillis(duration.value) : Number.NaN
+  return Number.isFinite(millis) && millis >= 0
+    ? Effect.succeed(Math.floor(millis))
     : Effect.fail(new InvalidInput({ field: "busyTimeout", rule: "a finite duration of zero or more", value: input }))
 }
 
@@ -41,8 +44,13 @@ const synchronousOf = (input: unknown) =>
     ? Effect.succeed("NORMAL")
     : Effect.fail(new InvalidInput({ field: "synchronous", rule: "\"full\" or \"normal\"", value: input }))
 
-const connect = (options: Options) =>
+const connect = (given: Options) =>
   Effect.gen(function*() {
+    const options = yield* readOptions(given, ["filename", "busyTimeout", "synchronous"])
+    // "" would open a temporary database of this connection's own: nothing durable, nothing shared.
+    if (typeof options.filename !== "string" || options.filename === "") {
+      return yield* new InvalidInput({ field: "filename", rule: "the database file's path, or \":memory:\" for a private in-memory database", value: options.filename })
+    }
     const db = yield* Effect.acquireRelease(
       Effect.try({ try: () => new DatabaseSync(options.filename), catch: failure("Failed to open the database", "open") }),
       (db) => Effect.sync(() => db.close())
@@ -131,8 +139,9 @@ export const make = (options: Options) =>
  * waiting for the lock that transaction holds. A flushed commit flushes the
  * unflushed ones before it (one journal, written in order).
  */
-export const makeWithUnflushed = (options: Options) =>
+export const makeWithUnflushed = (given: Options) =>
   Effect.gen(function*() {
+    const options = yield* readOptions(given, ["filename", "busyTimeout", "synchronous"])
     const lock = yield* Semaphore.make(1)
     const flushed = yield* clientOver(yield* connect(options), lock)
     const unflushed = yield* clientOver(yield* connect({ ...options, synchronous: "normal" }), lock, flushed)
