@@ -35,7 +35,7 @@ import { answer, type Answers } from "./internal/answer.ts"
 import { stop as stopExecution } from "./internal/stop.ts"
 import { body } from "./internal/body.ts"
 import { checkedKey } from "./internal/executionKey.ts"
-import { nameProblem } from "./internal/workflowName.ts"
+import { claimName } from "./internal/workflowName.ts"
 import { approvalOf, resultOf } from "./internal/waiting.ts"
 import { configOf, notDurable, register } from "./internal/config.ts"
 import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
@@ -145,8 +145,6 @@ export const workflow = <
   R = ChatModel
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
   // From JavaScript anything may come: an InvalidInput, never a TypeError.
-  const badName = nameProblem(name)
-  if (badName !== undefined) throw badName
   let read: Options<Input, Tools, R> | undefined
   const shape = readably("options", () => checkObject(options, "options") ?? optionsShape((read = { ...options })))
   if (shape !== undefined || read === undefined) throw shape
@@ -163,6 +161,9 @@ export const workflow = <
   if ((transactional !== undefined && !Array.isArray(transactional)) || unknownTools.length > 0) {
     throw new InvalidInput({ field: "transactional", rule: "a list of the toolkit's tool names", value: transactional })
   }
+  // Last: a name is kept once the workflow is made.
+  const badName = claimName(name, false)
+  if (badName !== undefined) throw badName
   const made = Workflow.make(name, { payload: input, idempotencyKey, success: DurableResult, error: DurableRunFailed })
   register(made, {
     toolkit,

@@ -43,7 +43,7 @@ import { NotDurableChain } from "./DurableError.ts"
 import { delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
 import { notDurable } from "./internal/config.ts"
 import { childWorkflows } from "./internal/ensembleChildren.ts"
-import { nameProblem } from "./internal/workflowName.ts"
+import { claimName } from "./internal/workflowName.ts"
 import { checkExecute } from "./internal/checkedExecute.ts"
 import { payloadOf } from "./internal/ensemblePayload.ts"
 
@@ -90,12 +90,36 @@ export const Failure = Schema.Union([
 
 /**
  * A durable ensemble's workflow: a plain effect `Workflow` (execute, poll,
- * interrupt, resume) that ends with the ensemble's output.
+ * interrupt, resume) that ends with the ensemble's output. Its `execute` and
+ * `executionId` check the payload first: one of the wrong shape (from
+ * JavaScript) fails with a `ValidationError`, also with `discard` (effect's
+ * own would die). A copy made with `annotate` is effect's, unchecked, and
+ * not a durable ensemble's for {@link layer}.
+ *
+ * @example
+ * ```ts
+ * import type { DurableEnsemble } from "loopwork/durable"
+ *
+ * declare const Report: DurableEnsemble.DurableEnsembleWorkflow<"Report">
+ * const started = Report.execute({ id: "report-1", inputs: { topic: "tides" } }, { discard: true })
+ * ```
  *
  * @category models
  * @since 0.1.0
  */
-export type DurableEnsembleWorkflow<Name extends string> = Workflow.Workflow<Name, typeof Payload, typeof EnsembleOutput, typeof Failure>
+export type DurableEnsembleWorkflow<Name extends string> =
+  & {
+    readonly execute: <const Discard extends boolean = false>(payload: typeof Payload.Type, options?: {
+      readonly discard?: Discard
+      readonly detached?: [Discard] extends [true] ? boolean | undefined : undefined
+    }) => Effect.Effect<
+      Discard extends true ? string : typeof EnsembleOutput.Type,
+      (Discard extends true ? never : typeof Failure.Type) | ValidationError,
+      WorkflowEngine.WorkflowEngine
+    >
+    readonly executionId: (payload: typeof Payload.Type) => Effect.Effect<string, ValidationError>
+  }
+  & Workflow.Workflow<Name, typeof Payload, typeof EnsembleOutput, typeof Failure>
 
 interface Config {
   readonly ensemble: Ensemble<unknown>
@@ -135,8 +159,6 @@ export const workflow = <const Name extends string, R>(
   options?: { readonly version?: number | undefined }
 ): DurableEnsembleWorkflow<Name> => {
   // From JavaScript anything may come: an InvalidInput, never a TypeError or what a getter throws.
-  const badName = nameProblem(name)
-  if (badName !== undefined) throw badName
   let version: unknown = 1
   let kind: unknown
   const unreadable = readably("options", () => void (version = options?.version ?? 1)) ??
@@ -148,10 +170,13 @@ export const workflow = <const Name extends string, R>(
   if (kind !== "SEQUENTIAL" && kind !== "PARALLEL" && kind !== "HIERARCHICAL") {
     throw new InvalidInput({ field: "ensemble", rule: "an ensemble made by Ensemble.make", value: kind })
   }
+  // Last: a name is kept once the workflow is made.
+  const badName = claimName(name, true)
+  if (badName !== undefined) throw badName
   const made = checkExecute(
     Workflow.make(name, { payload: Payload, idempotencyKey: ({ id }) => id, success: EnsembleOutput, error: Failure }),
     payloadOf
-  )
+  ) as DurableEnsembleWorkflow<Name>
   configs.set(made, { ensemble: ensemble as Ensemble<unknown>, version, children: childWorkflows(name) })
   return made
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import { ChatModel } from "../../src/index.ts"
-import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
+import { Agent, Ensemble, type EnsembleError, Task } from "../../src/ensemble/index.ts"
 import { DurableEnsemble } from "../../src/durable/index.ts"
 
 const boom = (): never => {
@@ -69,6 +69,20 @@ describe("DurableEnsemble from JavaScript", () => {
       const { calls, error } = yield* executed(payload)
       expect(error).toMatchObject({ _tag: "ValidationError", message })
       expect(calls).toBe(0)
+    }))
+
+  it.effect("executionId and a discarded execute check the payload too, and their types say so", () =>
+    Effect.gen(function*() {
+      const W = DurableEnsemble.workflow(`Args${++named}`, yield* team)
+      const live = DurableEnsemble.layer(W).pipe(Layer.provideMerge(WorkflowEngine.layerMemory), Layer.provide(ChatModel.scripted([{ text: "said" }]).layer))
+      const id: Effect.Effect<string, EnsembleError.ValidationError> = W.executionId({ id: 5 } as never)
+      const discarded: Effect.Effect<string, EnsembleError.ValidationError, WorkflowEngine.WorkflowEngine> = W.execute({ id: "d", inputs: { topic: 5 } } as never, { discard: true })
+      const errors = yield* Effect.all([Effect.flip(id), Effect.flip(discarded)]).pipe(Effect.provide(live))
+      expect(errors.map((error) => error.message)).toEqual([
+        "DurableEnsemble execution id must be a string (the same id is the same execution), got: 5",
+        "DurableEnsemble execution inputs value for 'topic' must be a string, got: 5"
+      ])
+      expect(yield* W.executionId({ id: "same", inputs: {} })).toBe(yield* W.executionId({ id: "same", inputs: { topic: "other" } }))
     }))
 
   it.effect("the payload is read once: a getter that answers differently the second time runs what was checked", () =>

@@ -1,11 +1,16 @@
 /**
  * The names a durable workflow may take. A durable ensemble named `n`
  * registers child workflows `n/task` and `n/delegation`, and effect's
- * cluster engine keeps its clock as the workflow `-/DurableClock`: a name a
- * caller gives that is one of those would be the same workflow as another's,
- * and which body ran would depend on the order of the layers. The engine
- * stores `Workflow/<name>` in a column of 150 characters, so a name, with its
- * longest child suffix, must fit there.
+ * cluster engine keeps its clock as the workflow `-/DurableClock`: a
+ * workflow of one of those names would be the same workflow as another's,
+ * and which body ran would depend on the order of the layers. So the names
+ * made in a process are kept, and a name that is another's child, or whose
+ * children are another's name, is refused; a name made again for the same
+ * kind of workflow is not (a module loaded twice, a test).
+ *
+ * A name is at most 222 characters: with `/` and an execution id as the
+ * engine makes them (32 characters), it is the key of the execution's
+ * waiting calls, kept in a column of 255.
  *
  * @internal
  */
@@ -14,24 +19,36 @@ import { InvalidInput } from "../../LoopError.ts"
 /** @internal the suffixes of a durable ensemble's child workflows, after its own name */
 export const childSuffix = { task: "/task", delegation: "/delegation" } as const
 
-const suffixes: ReadonlyArray<string> = Object.values(childSuffix)
-
 /** effect's cluster engine keeps its durable clock as this workflow. */
 const clockName = "-/DurableClock"
 
-/** The longest name: `Workflow/` (9), the name and `/delegation` (11) in 150 characters. */
-const maxLength = 128
+const maxLength = 222
+
+/** The names of durable chains and ensembles made in this process, and of the ensembles' children (by parent). */
+const made = new Set<string>()
+const children = new Map<string, string>()
+
+const refused = (name: string, rule: string) => new InvalidInput({ field: "name", rule, value: name })
 
 /**
- * @internal the problem of `name` as a durable workflow's name, or
- * `undefined`: 1 to 128 characters, not ending with a child's suffix, not
- * effect's clock
+ * @internal the problem of `name` as a durable workflow's name (an
+ * ensemble's when `ensemble`), or `undefined`, and then the name is kept
  */
-export const nameProblem = (name: unknown): InvalidInput | undefined => {
-  const rule = `must be 1 to ${maxLength} characters, not ending with ${suffixes.join(" or ")} (the names of a durable ensemble's child workflows) and not ${clockName}`
+export const claimName = (name: unknown, ensemble: boolean): InvalidInput | undefined => {
   if (typeof name !== "string" || name.length === 0 || name.length > maxLength) {
-    return new InvalidInput({ field: "name", rule, value: typeof name === "string" ? `(${name.length} characters)` : typeof name })
+    return new InvalidInput({
+      field: "name",
+      rule: `must be a string of 1 to ${maxLength} characters`,
+      value: typeof name === "string" ? `(${name.length} characters)` : name
+    })
   }
-  if (name === clockName || suffixes.some((suffix) => name.endsWith(suffix))) return new InvalidInput({ field: "name", rule, value: name })
+  if (name === clockName) return refused(name, `must not be ${clockName}, the workflow of effect's durable clock`)
+  const parent = children.get(name)
+  if (parent !== undefined) return refused(name, `is the name of a child workflow of the durable ensemble '${parent}'`)
+  const own = ensemble ? Object.values(childSuffix).map((suffix) => `${name}${suffix}`) : []
+  const taken = own.find((child) => made.has(child))
+  if (taken !== undefined) return refused(name, `would give the durable ensemble a child workflow '${taken}', the name of another workflow`)
+  made.add(name)
+  for (const child of own) children.set(child, name)
   return undefined
 }
