@@ -21,7 +21,7 @@ import { failWith, onFailure, type Repairs } from "./failure.ts"
 import type { RoundContext } from "./roundContext.ts"
 import { Cut, type Settled } from "./settled.ts"
 import type { Durability } from "../durability.ts"
-import { type HandlerOutcome, revive, toStored } from "./handlerOutcome.ts"
+import { type HandlerOutcome, recordable, revive, toStored } from "./handlerOutcome.ts"
 import { asHandler, type CallCell, type Handler, handlerContext, inRunContext, released } from "./handlerContext.ts"
 import { called, completedNow } from "./handlerCall.ts"
 import { ranNow } from "./syncNow.ts"
@@ -197,6 +197,9 @@ const settleOutcome = (
       return failWith(ctx, call, "handler", outcome.message, entry, repairs, outcome.defect)
     case "Cut":
       return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
+    case "Unstorable":
+      // As a run without records settles such a value (round.ts, `storable`), whatever the failure policy.
+      return Effect.succeed({ id: call.id, name: call.name, isFailure: true, result: outcome.message, encoded: outcome.message, failureOrigin: "result" })
   }
 }
 
@@ -226,7 +229,8 @@ const durableOutcome = (
         }))
     })
   })
-  return Effect.flatMap(durability.toolCall(call, Effect.map(run, toStored)), (stored) => revive(entry, stored))
+  const stored = Effect.map(run, (outcome) => toStored(recordable(call.name, outcome)))
+  return Effect.flatMap(durability.toolCall(call, stored), (recorded) => revive(entry, recorded))
 }
 
 /**

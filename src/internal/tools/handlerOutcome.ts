@@ -13,6 +13,7 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import * as Tool from "effect/ai/Tool"
+import * as JsonBounds from "../jsonBounds.ts"
 import type { CompiledTool } from "./compile.ts"
 
 /** @internal */
@@ -23,6 +24,8 @@ export type HandlerOutcome =
   | { readonly _tag: "Mismatched"; readonly result: unknown; readonly issue: unknown; readonly message: string }
   | { readonly _tag: "Died"; readonly defect: unknown; readonly message: string }
   | { readonly _tag: "Cut" }
+  /** What it returned or raised cannot be stored (a durable run's record): the message a run's result says so with. */
+  | { readonly _tag: "Unstorable"; readonly message: string }
 
 /** @internal the recorded form of a {@link HandlerOutcome} (a cut run is never recorded) */
 export const StoredOutcome = Schema.Union([
@@ -30,7 +33,8 @@ export const StoredOutcome = Schema.Union([
   Schema.TaggedStruct("Raised", { encoded: Schema.optionalKey(Schema.Unknown), message: Schema.String }),
   Schema.TaggedStruct("TimedOut", { millis: Schema.Number }),
   Schema.TaggedStruct("Mismatched", { message: Schema.String }),
-  Schema.TaggedStruct("Died", { message: Schema.String })
+  Schema.TaggedStruct("Died", { message: Schema.String }),
+  Schema.TaggedStruct("Unstorable", { message: Schema.String })
 ]).annotate({ identifier: "HandlerOutcome" })
 
 /** @internal */
@@ -55,7 +59,8 @@ export const toStored = (outcome: HandlerOutcome): StoredOutcome => {
     case "Mismatched":
       return { _tag: "Mismatched", message: outcome.message }
     case "Died":
-      return { _tag: "Died", message: outcome.message }
+    case "Unstorable":
+      return { _tag: outcome._tag, message: outcome.message }
     case "Cut":
       throw new Error("a handler cut short by StopSignal.interrupt cannot be recorded")
   }
@@ -99,5 +104,25 @@ export const revive = (entry: CompiledTool, stored: StoredOutcome): Effect.Effec
       return Effect.succeed({ _tag: "Mismatched", result: stored.message, issue: stored.message, message: stored.message })
     case "Died":
       return Effect.succeed({ _tag: "Died", defect: stored.message, message: stored.message })
+    case "Unstorable":
+      return Effect.succeed(stored)
   }
+}
+
+/** @internal what a run's result says of a tool's value that cannot be stored (`problem`: why) */
+export const unstorableMessage = (tool: string, problem: JsonBounds.Problem): string =>
+  `Tool '${tool}' returned a result that cannot be stored: it is ${JsonBounds.describe(problem)}`
+
+/**
+ * @internal `outcome` as a durable run can record it: a value it returned
+ * or raised that is not JSON within the stored limits (a cycle, a BigInt,
+ * a class instance, a getter that throws, nesting past the limit) is
+ * `Unstorable`, which settles to the failure a run without records gives
+ * such a value (round.ts, `storable`) — recorded instead of the value, which
+ * the store could not write, or not read back.
+ */
+export const recordable = (tool: string, outcome: HandlerOutcome): HandlerOutcome => {
+  const value = outcome._tag === "Returned" ? outcome.encoded : outcome._tag === "Raised" ? outcome.encoded?.value : undefined
+  const problem = value === undefined ? undefined : JsonBounds.check(value, JsonBounds.storedLimits)
+  return problem === undefined ? outcome : { _tag: "Unstorable", message: unstorableMessage(tool, problem) }
 }

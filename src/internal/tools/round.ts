@@ -21,6 +21,7 @@ import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
 import { Cut, Held, isHeld, type Settled } from "./settled.ts"
+import { unstorableMessage } from "./handlerOutcome.ts"
 
 /**
  * `settled`, or a failed result in its place when its value could not be
@@ -33,7 +34,7 @@ export const storable = (settled: Settled): Settled => {
   if (settled instanceof Held || settled instanceof Cut) return settled
   const problem = JsonBounds.check(settled.encoded, JsonBounds.storedLimits)
   if (problem === undefined) return settled
-  const message = `Tool '${settled.name}' returned a result that cannot be stored: it is ${JsonBounds.describe(problem)}`
+  const message = unstorableMessage(settled.name, problem)
   return { id: settled.id, name: settled.name, isFailure: true, result: message, encoded: message, failureOrigin: "result" }
 }
 
