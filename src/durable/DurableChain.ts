@@ -25,7 +25,6 @@ import type { ChatModel } from "../ChatModel.ts"
 import * as ExternalTool from "../ExternalTool.ts"
 import { outputOf } from "../internal/structured/run.ts"
 import { outputJson } from "../internal/structured/outputJson.ts"
-import type { StructuredOutput } from "../StructuredOutput.ts"
 import { InvalidInput } from "../LoopError.ts"
 import { checkObject, isToolkit, readably } from "../internal/checks.ts"
 import type { SqlError } from "effect/sql/SqlError"
@@ -37,7 +36,9 @@ import { body } from "./internal/body.ts"
 import { checkedKey } from "./internal/executionKey.ts"
 import { claimName } from "./internal/workflowName.ts"
 import { approvalOf, resultOf } from "./internal/waiting.ts"
-import { configOf, notDurable, register } from "./internal/config.ts"
+import { type Config, configOf as registered, notDurable, register } from "./internal/config.ts"
+import { checkExecute } from "./internal/checkedExecute.ts"
+import { payloadOf } from "./internal/chainPayload.ts"
 import { WaitingCalls, type WaitingCall } from "./WaitingCalls.ts"
 
 /**
@@ -91,25 +92,38 @@ export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record
 
 /**
  * The workflow of a durable chain: a plain effect `Workflow` (execute, poll,
- * interrupt and resume work as for any workflow).
+ * interrupt and resume work as for any workflow). Its `execute` and
+ * `executionId` check the input first: one that does not match the input
+ * schema (from JavaScript), or whose idempotency key throws, fails with
+ * `DurableRunFailed` (`InvalidInput`), also with `discard` (effect's own
+ * would die). A copy made with `annotate` is effect's, unchecked.
+ *
+ * @example
+ * ```ts
+ * import type { Schema } from "effect"
+ * import type { DurableChain } from "loopwork/durable"
+ *
+ * declare const Support: DurableChain.DurableWorkflow<"Support", Schema.Struct<{ ticket: typeof Schema.String }>>
+ * const started = Support.execute({ ticket: "T-1" }, { discard: true })
+ * ```
  *
  * @category models
  * @since 0.1.0
  */
-export type DurableWorkflow<Name extends string, Input extends Workflow.AnyStructSchema> = Workflow.Workflow<
-  Name,
-  Input,
-  typeof DurableResult,
-  typeof DurableRunFailed
->
+export type DurableWorkflow<Name extends string, Input extends Workflow.AnyStructSchema> =
+  & {
+    readonly execute: <const Discard extends boolean = false>(payload: Input["~type.make.in"], options?: {
+      readonly discard?: Discard
+      readonly detached?: [Discard] extends [true] ? boolean | undefined : undefined
+    }) => Effect.Effect<
+      Discard extends true ? string : typeof DurableResult.Type,
+      DurableRunFailed,
+      WorkflowEngine.WorkflowEngine | Input["EncodingServices"]
+    >
+    readonly executionId: (payload: Input["~type.make.in"]) => Effect.Effect<string, DurableRunFailed>
+  }
+  & Workflow.Workflow<Name, Input, typeof DurableResult, typeof DurableRunFailed>
 
-/** The `output` option checked as `Chain.run` checks it; a bad one is thrown like every bad option here. */
-const outputSpec = (spec: unknown): StructuredOutput<unknown> | undefined => {
-  if (spec === undefined) return undefined
-  const output = outputOf(spec)
-  if (output instanceof InvalidInput) throw output
-  return output
-}
 
 /**
  * A durable chain's workflow. Register its body on runners with
@@ -144,38 +158,56 @@ export const workflow = <
   Tools extends Record<string, Tool.Any>,
   R = ChatModel
 >(name: Name, options: Options<Input, Tools, R>): DurableWorkflow<Name, Input> => {
-  // From JavaScript anything may come: an InvalidInput, never a TypeError.
+  // From JavaScript anything may come: an InvalidInput, never a TypeError or what a getter throws.
   let read: Options<Input, Tools, R> | undefined
-  const shape = readably("options", () => checkObject(options, "options") ?? optionsShape((read = { ...options })))
-  if (shape !== undefined || read === undefined) throw shape
-  const { chain, idempotencyKey, input, toolkit, transactional, version, ...run } = read
-  if ((run as { readonly stop?: unknown }).stop !== undefined) {
-    throw new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
-  }
-  const output = outputSpec((run as { readonly output?: unknown }).output)
-  if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
-    throw new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
-  }
-  const tools = new Set(Object.keys(toolkit.tools))
-  const unknownTools = (Array.isArray(transactional) ? transactional : []).filter((tool) => typeof tool !== "string" || !tools.has(tool))
-  if ((transactional !== undefined && !Array.isArray(transactional)) || unknownTools.length > 0) {
-    throw new InvalidInput({ field: "transactional", rule: "a list of the toolkit's tool names", value: transactional })
-  }
+  let config: Config | undefined
+  const problem = readably("options", () => {
+    const shape = checkObject(options, "options") ?? optionsShape((read = { ...options }))
+    const found = shape ?? bodyConfig(read as Options<Input, Tools, R>)
+    if (found instanceof InvalidInput) return found
+    config = found
+    return undefined
+  })
+  if (problem !== undefined || read === undefined || config === undefined) throw problem
   // Last: a name is kept once the workflow is made.
   const badName = claimName(name, false)
   if (badName !== undefined) throw badName
+  const { idempotencyKey, input } = read
   const made = Workflow.make(name, { payload: input, idempotencyKey, success: DurableResult, error: DurableRunFailed })
-  register(made, {
+  register(made, config)
+  return checkExecute(made, payloadOf(input, idempotencyKey)) as unknown as DurableWorkflow<Name, Input>
+}
+
+/** What a durable chain's body needs of the options, each read once, or the first problem. */
+const bodyConfig = <Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any>, R>(
+  read: Options<Input, Tools, R>
+): Config | InvalidInput => {
+  const { chain, idempotencyKey: _key, input: _input, toolkit, transactional, version, ...run } = read
+  if ((run as { readonly stop?: unknown }).stop !== undefined) {
+    return new InvalidInput({ field: "stop", rule: "durable runs take no stop signal: ask one to stop with DurableChain.stop", value: "StopSignal" })
+  }
+  // The `output` option checked as `Chain.run` checks it.
+  const spec: unknown = (run as { readonly output?: unknown }).output
+  const output = spec === undefined ? undefined : outputOf(spec)
+  if (output instanceof InvalidInput) return output
+  if (version !== undefined && !(Number.isSafeInteger(version) && version >= 1)) {
+    return new InvalidInput({ field: "version", rule: "a whole number from 1", value: version })
+  }
+  const tools = new Set(Object.keys(toolkit.tools))
+  const named = Array.isArray(transactional) ? [...transactional] : []
+  if ((transactional !== undefined && !Array.isArray(transactional)) || named.some((tool) => typeof tool !== "string" || !tools.has(tool))) {
+    return new InvalidInput({ field: "transactional", rule: "a list of the toolkit's tool names", value: transactional })
+  }
+  return {
     toolkit,
     chain: chain as (input: never) => Chain,
     version: version ?? 1,
-    transactional: new Set(transactional),
+    transactional: new Set(named),
     // The final-answer tool only decodes: it runs again on replay, so the count of re-asks replays too.
     passThrough: new Set(output === undefined || tools.has(output.name) ? [] : [output.name]),
     outputJson: outputJson(output),
     run: run as RunOptions<unknown>
-  })
-  return made as unknown as DurableWorkflow<Name, Input>
+  }
 }
 
 /** The first problem of the fields `workflow` reads before anything else, if any. */
@@ -215,7 +247,7 @@ const optionsShape = (options: { readonly [key: string]: unknown }): InvalidInpu
 export const layer = <Name extends string, Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any> = {}, R = ChatModel>(
   workflow: DurableWorkflow<Name, Input>
 ): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
-  const config = configOf(workflow)
+  const config = registered(workflow)
   if (config === undefined) return Layer.effectDiscard(Effect.fail(notDurable(workflow)))
   return workflow.toLayer(body(config, workflow._tag) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
 }
@@ -241,7 +273,7 @@ export const pending = (
   workflow: Workflow.Any,
   executionId: string
 ): Effect.Effect<ReadonlyArray<WaitingCall>, NotDurableChain | InvalidInput | SqlError, WaitingCalls> =>
-  configOf(workflow) === undefined
+  registered(workflow) === undefined
     ? Effect.fail(notDurable(workflow))
     : Effect.flatMap(checkedKey(workflow, executionId), (key) => Effect.flatMap(Effect.service(WaitingCalls), (store) => store.list(key)))
 

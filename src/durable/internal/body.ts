@@ -36,6 +36,7 @@ import { keyOf } from "./executionKey.ts"
 import { names, type Names, recorder } from "./recorder.ts"
 import { readable, UnreadableRecord } from "./unreadable.ts"
 import { answersTo, approvalOf, resultOf, stopAsked } from "./waiting.ts"
+import { thrownMessage } from "../../internal/errorText.ts"
 
 const documentOf = (chain: Chain): Effect.Effect<string> =>
   Effect.match(encode(chain), {
@@ -118,6 +119,20 @@ const corrupt = (chain: Chain | undefined, what: string) => {
 const Version = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
 /**
+ * The chain `config` makes of the input; its function may throw (from
+ * JavaScript): then the run fails with `InvalidInput`, before any step. What
+ * it returns, if not a chain, `Chain.run` refuses the same way.
+ */
+const chainOf = (config: Config, input: unknown): Effect.Effect<Chain, DurableRunFailed> => {
+  try {
+    return Effect.succeed(config.chain(input as never))
+  } catch (error) {
+    const description = `Invalid chain: the workflow's chain function threw (${thrownMessage(error)}); it must make a chain of the input`
+    return Effect.fail(new DurableRunFailed({ reason: "InvalidInput", description, document: "null" }))
+  }
+}
+
+/**
  * The version the execution started under, recorded by its first activity:
  * a run in flight during a deploy that raises `version` keeps the activity
  * names of its history.
@@ -136,7 +151,7 @@ export const body = (config: Config, workflowName: string) => (input: unknown, e
     const next = names(yield* readable(versionOf(config.version)))
     const key = keyOf(workflowName, executionId)
     const durability = recorder(next, { transactional: config.transactional, passThrough: config.passThrough }, Effect.provideContext(stopAsked(key), services), (effect) => Effect.provideContext(effect, services))
-    let current = config.chain(input as never)
+    let current = yield* chainOf(config, input)
     while (true) {
       chain = current
       const outcome = yield* run(current, config.run).pipe(
