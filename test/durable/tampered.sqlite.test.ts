@@ -95,6 +95,15 @@ const rewrite = (name: string, change: (value: Stored) => unknown) => (db: Datab
   db.prepare(`UPDATE cluster_replies SET payload = ? WHERE id = ?`).run(JSON.stringify(payload), row.id)
 }
 
+/** Replaces the whole stored reply of the activity `name` (its envelope too) with `payload`. */
+const replaceReply = (name: string, payload: string) => (db: DatabaseSync) => {
+  const select = db.prepare(`SELECT r.id AS id FROM cluster_replies r JOIN cluster_messages m ON r.request_id = m.id WHERE m.message_id LIKE ?`)
+  select.setReadBigInts(true)
+  const row = select.get(`%/activity/${name}/1`) as { id: bigint } | undefined
+  if (row === undefined) throw new Error(`no record of ${name}`)
+  db.prepare(`UPDATE cluster_replies SET payload = ? WHERE id = ?`).run(payload, row.id)
+}
+
 const edits: ReadonlyArray<readonly [string, (db: DatabaseSync) => void, string]> = [
   ["a recorded turn given a second call with the waiting call's id", rewrite("v1/model/1", (turn) => {
     const forged = { id: "c2", name: "refund", params: { amount: 9999 } }
@@ -114,7 +123,10 @@ const edits: ReadonlyArray<readonly [string, (db: DatabaseSync) => void, string]
   // Versions `workflow` refuses: replayed under names it never recorded, the run would call the model and run lookup again.
   ["a recorded version of 0", rewrite("loopwork/version", () => 0), "does not match its schema"],
   ["a recorded version below 0", rewrite("loopwork/version", () => -1), "does not match its schema"],
-  ["a recorded version that is not whole", rewrite("loopwork/version", () => 1.5), "does not match its schema"]
+  ["a recorded version that is not whole", rewrite("loopwork/version", () => 1.5), "does not match its schema"],
+  // helper-68: the engine could not decode the reply at all (MalformedMessage), a defect until then.
+  ["a recorded turn's whole reply replaced by {}", replaceReply("v1/model/1", "{}"), "the engine cannot decode the stored reply"],
+  ["a recorded turn's whole reply nested 10,000 levels", replaceReply("v1/model/1", "[".repeat(10_000) + "]".repeat(10_000)), "the engine cannot decode the stored reply"]
 ]
 
 describe("a durable run whose SQLite records were edited", () => {

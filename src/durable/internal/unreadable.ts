@@ -9,6 +9,7 @@
  * @internal
  */
 import { Effect, Schema } from "effect"
+import { ClusterError } from "effect/cluster"
 
 /** @internal the mark of a recorded step that could not be read back (or written) by its schema */
 export class UnreadableRecord extends Error {
@@ -19,6 +20,18 @@ export class UnreadableRecord extends Error {
   }
 }
 
-/** @internal `step`, with a schema error it dies with marked as an {@link UnreadableRecord} */
+/**
+ * @internal `step`, with a schema error it dies with marked as an
+ * {@link UnreadableRecord}; so is the engine's `MalformedMessage`, a stored
+ * reply it cannot decode at all (its envelope edited). A `PersistenceError`
+ * stays a defect: the store failing is not a record of the run.
+ */
 export const readable = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.catchDefect(step, (defect) => Effect.die(Schema.isSchemaError(defect) ? new UnreadableRecord(defect.message) : defect))
+  Effect.catchDefect(step, (defect) =>
+    Effect.die(
+      Schema.isSchemaError(defect)
+        ? new UnreadableRecord(defect.message)
+        : ClusterError.MalformedMessage.is(defect)
+        ? new UnreadableRecord("the engine cannot decode the stored reply")
+        : defect
+    ))
