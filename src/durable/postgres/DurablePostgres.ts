@@ -26,6 +26,7 @@ import type { WorkflowEngine } from "effect/workflow"
 import { InvalidInput } from "../../LoopError.ts"
 import { addressOf, engine, type Role, type Timing } from "../internal/engine.ts"
 import { layerUnflushed, withSynchronous } from "./pgSynchronous.ts"
+import { copied } from "./poolOptions.ts"
 import { layerSql, type WaitingCalls } from "../WaitingCalls.ts"
 
 /**
@@ -119,12 +120,19 @@ const checked = (options: unknown): Effect.Effect<Options, InvalidInput> => {
   }
 }
 
-const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | InvalidInput> =>
-  Layer.unwrap(Effect.map(Effect.tap(Effect.flatMap(checked(options), withSynchronous), () => addressOf(role)), (valid) =>
-    engine(valid, role).pipe(
-      Layer.provide(role._tag === "Runner" ? layerUnflushed(valid) : Layer.empty),
-      Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(valid)))
-    )))
+/** The layer of a process in `role` (read from the options' copy: a runner's name is one of them). */
+const on = (options: Options, roleOf: (options: Options) => Role): Layer.Layer<Services, SqlError | InvalidInput> =>
+  Layer.unwrap(Effect.suspend(() => {
+    // From JavaScript anything may come: the options are read once, here, and checked.
+    const copy = copied(options)
+    if (copy._tag === "Failure") return Effect.fail(copy.failure)
+    const role = roleOf(copy.success)
+    return Effect.map(Effect.tap(Effect.flatMap(checked(copy.success), withSynchronous), () => addressOf(role)), (valid) =>
+      engine(valid, role).pipe(
+        Layer.provide(role._tag === "Runner" ? layerUnflushed(valid) : Layer.empty),
+        Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(valid)))
+      ))
+  }))
 
 /**
  * The single process that executes every durable run on the database.
@@ -142,7 +150,7 @@ const on = (options: Options, role: Role): Layer.Layer<Services, SqlError | Inva
  * @since 0.1.0
  */
 export const single = (options: Options): Layer.Layer<Services, SqlError | InvalidInput> =>
-  on(options, { _tag: "Runner", name: "loopwork-single-runner" })
+  on(options, () => ({ _tag: "Runner", name: "loopwork-single-runner" }))
 
 /**
  * One of several processes that split the durable runs of the database.
@@ -165,7 +173,7 @@ export const single = (options: Options): Layer.Layer<Services, SqlError | Inval
  * @since 0.1.0
  */
 export const runner = (options: Options & { readonly name: string }): Layer.Layer<Services, SqlError | InvalidInput> =>
-  on(options, { _tag: "Runner", name: (options as { readonly name?: string } | undefined)?.name as string })
+  on(options, (copy) => ({ _tag: "Runner", name: (copy as { readonly name?: string }).name as string }))
 
 /**
  * A process that starts durable runs, answers their waiting calls and
@@ -183,4 +191,4 @@ export const runner = (options: Options & { readonly name: string }): Layer.Laye
  * @since 0.1.0
  */
 export const client = (options: Options): Layer.Layer<Services, SqlError | InvalidInput> =>
-  on(options, { _tag: "Client" })
+  on(options, () => ({ _tag: "Client" }))
