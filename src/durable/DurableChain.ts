@@ -34,7 +34,7 @@ import { answer, type Answers } from "./internal/answer.ts"
 import { stop as stopExecution } from "./internal/stop.ts"
 import { body } from "./internal/body.ts"
 import { checkedKey } from "./internal/executionKey.ts"
-import { claimName } from "./internal/workflowName.ts"
+import { claimName, fitsEngine } from "./internal/workflowName.ts"
 import { approvalOf, resultOf } from "./internal/waiting.ts"
 import { type Config, configOf as registered, notDurable, register } from "./internal/config.ts"
 import { checkExecute } from "./internal/checkedExecute.ts"
@@ -224,7 +224,9 @@ const optionsShape = (options: { readonly [key: string]: unknown }): InvalidInpu
 
 /**
  * Registers a durable chain's body with the workflow engine. Runners need
- * the model, the tools' handlers, a `WaitingCalls` store and the engine.
+ * the model, the tools' handlers, a `WaitingCalls` store and the engine. On
+ * PostgreSQL, a name longer than effect's engine stores (141 characters)
+ * fails the layer with `InvalidInput`.
  *
  * @example
  * ```ts
@@ -246,10 +248,13 @@ const optionsShape = (options: { readonly [key: string]: unknown }): InvalidInpu
  */
 export const layer = <Name extends string, Input extends Workflow.AnyStructSchema, Tools extends Record<string, Tool.Any> = {}, R = ChatModel>(
   workflow: DurableWorkflow<Name, Input>
-): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
+): Layer.Layer<never, NotDurableChain | InvalidInput, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>> => {
   const config = registered(workflow)
   if (config === undefined) return Layer.effectDiscard(Effect.fail(notDurable(workflow)))
-  return workflow.toLayer(body(config, workflow._tag) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>
+  return Layer.provideMerge(
+    workflow.toLayer(body(config, workflow._tag) as never) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | WaitingCalls | R | HandlersOf<Tools>>,
+    Layer.effectDiscard(fitsEngine([workflow._tag]))
+  )
 }
 
 /**

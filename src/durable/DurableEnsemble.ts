@@ -43,7 +43,7 @@ import { NotDurableChain } from "./DurableError.ts"
 import { delegationBody, parentBody, taskBody } from "./internal/ensembleBodies.ts"
 import { notDurable } from "./internal/config.ts"
 import { childWorkflows } from "./internal/ensembleChildren.ts"
-import { claimName } from "./internal/workflowName.ts"
+import { claimName, fitsEngine } from "./internal/workflowName.ts"
 import { checkExecute } from "./internal/checkedExecute.ts"
 import { payloadOf } from "./internal/ensemblePayload.ts"
 
@@ -184,7 +184,9 @@ export const workflow = <const Name extends string, R>(
 /**
  * Registers a durable ensemble's bodies (the parent, its tasks and its delegations) with the
  * workflow engine. Runners need the ensemble's model and its agents' tool
- * handlers, like `Ensemble.run`.
+ * handlers, like `Ensemble.run`. On PostgreSQL, a name longer than effect's
+ * engine stores with its children's suffix (130 characters) fails the
+ * layer with `InvalidInput`.
  *
  * @example
  * ```ts
@@ -205,13 +207,16 @@ export const workflow = <const Name extends string, R>(
  */
 export const layer = <Name extends string, R = never>(
   workflow: DurableEnsembleWorkflow<Name>
-): Layer.Layer<never, NotDurableChain, WorkflowEngine.WorkflowEngine | ChatModel | R> => {
+): Layer.Layer<never, NotDurableChain | InvalidInput, WorkflowEngine.WorkflowEngine | ChatModel | R> => {
   const config = configs.get(workflow)
   if (config === undefined) return Layer.effectDiscard(Effect.fail(notDurable(workflow, "DurableEnsemble.workflow")))
   const { children, ensemble, version } = config
-  return Layer.mergeAll(
-    workflow.toLayer(parentBody(ensemble, children, version)),
-    children.task.toLayer(taskBody(ensemble, children, version)),
-    children.delegation.toLayer(delegationBody(ensemble, children, version))
-  ) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | ChatModel | R>
+  return Layer.provideMerge(
+    Layer.mergeAll(
+      workflow.toLayer(parentBody(ensemble, children, version)),
+      children.task.toLayer(taskBody(ensemble, children, version)),
+      children.delegation.toLayer(delegationBody(ensemble, children, version))
+    ) as Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | ChatModel | R>,
+    Layer.effectDiscard(fitsEngine([children.task._tag, children.delegation._tag]))
+  )
 }

@@ -14,6 +14,8 @@
  *
  * @internal
  */
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { InvalidInput } from "../../LoopError.ts"
 
 /** @internal the suffixes of a durable ensemble's child workflows, after its own name */
@@ -52,3 +54,23 @@ export const claimName = (name: unknown, ensemble: boolean): InvalidInput | unde
   for (const child of own) children.set(child, name)
   return undefined
 }
+
+/** effect's engine keeps `Workflow/<name>` in a column of 150 characters on PostgreSQL. */
+const pgMaxLength = 150 - "Workflow/".length
+
+/**
+ * @internal fails when the engine runs on PostgreSQL (the context's
+ * `SqlClient` speaks its dialect) and one of `names`, a workflow's and its
+ * children's, is longer than its column holds: there every execution would
+ * die when the engine stores its first message
+ */
+export const fitsEngine = (names: ReadonlyArray<string>): Effect.Effect<void, InvalidInput> =>
+  Effect.flatMap(Effect.serviceOption(SqlClient), (sql) => {
+    const pg = Option.isSome(sql) && sql.value.onDialectOrElse({ pg: () => true, orElse: () => false })
+    const long = pg ? names.find((name) => name.length > pgMaxLength) : undefined
+    return long === undefined ? Effect.void : Effect.fail(new InvalidInput({
+      field: "name",
+      rule: `on PostgreSQL, effect's engine stores a workflow's name, and its durable ensemble children's, in ${pgMaxLength} characters: shorten it`,
+      value: long
+    }))
+  })
