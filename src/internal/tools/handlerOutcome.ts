@@ -30,7 +30,8 @@ export type HandlerOutcome =
 /** @internal the recorded form of a {@link HandlerOutcome} (a cut run is never recorded) */
 export const StoredOutcome = Schema.Union([
   Schema.TaggedStruct("Returned", { encoded: Schema.Unknown, directReturn: Schema.Boolean }),
-  Schema.TaggedStruct("Raised", { encoded: Schema.optionalKey(Schema.Unknown), message: Schema.String }),
+  // `unstorable`: the raised value could not be stored; what a run's result says of it (see {@link UnstorableValue}).
+  Schema.TaggedStruct("Raised", { encoded: Schema.optionalKey(Schema.Unknown), message: Schema.String, unstorable: Schema.optionalKey(Schema.String) }),
   Schema.TaggedStruct("TimedOut", { millis: Schema.Number }),
   Schema.TaggedStruct("Mismatched", { message: Schema.String }),
   Schema.TaggedStruct("Died", { message: Schema.String }),
@@ -53,6 +54,8 @@ export const toStored = (outcome: HandlerOutcome): StoredOutcome => {
     case "Raised":
       return outcome.encoded === undefined
         ? { _tag: "Raised", message: outcome.message }
+        : outcome.encoded.value instanceof UnstorableValue
+        ? { _tag: "Raised", message: outcome.message, unstorable: outcome.encoded.value.message }
         : { _tag: "Raised", encoded: outcome.encoded.value, message: outcome.message }
     case "TimedOut":
       return { _tag: "TimedOut", millis: Duration.toMillis(outcome.after) }
@@ -89,6 +92,9 @@ export const revive = (entry: CompiledTool, stored: StoredOutcome): Effect.Effec
         directReturn: stored.directReturn
       }))
     case "Raised":
+      if (stored.unstorable !== undefined) {
+        return Effect.succeed({ _tag: "Raised", error: stored.message, encoded: { value: new UnstorableValue(stored.unstorable) }, message: stored.message })
+      }
       if (!Object.hasOwn(stored, "encoded")) {
         return Effect.succeed({ _tag: "Raised", error: stored.message, encoded: undefined, message: stored.message })
       }
@@ -114,15 +120,32 @@ export const unstorableMessage = (tool: string, problem: JsonBounds.Problem): st
   `Tool '${tool}' returned a result that cannot be stored: it is ${JsonBounds.describe(problem)}`
 
 /**
- * @internal `outcome` as a durable run can record it: a value it returned
- * or raised that is not JSON within the stored limits (a cycle, a BigInt,
- * a class instance, a getter that throws, nesting past the limit) is
- * `Unstorable`, which settles to the failure a run without records gives
- * such a value (round.ts, `storable`) — recorded instead of the value, which
- * the store could not write, or not read back.
+ * @internal What a tool raised that cannot be stored, as a durable run
+ * records and revives it: its failure policy sees it as a run without
+ * records does, and the value it settles to is then written as that run
+ * writes such a value (round.ts, `storable`, which reads the message here).
+ */
+export class UnstorableValue {
+  readonly message: string
+  constructor(message: string) {
+    this.message = message
+  }
+}
+
+/**
+ * @internal `outcome` as a durable run can record it, when what it returned
+ * or raised is not JSON within the stored limits (a cycle, a BigInt, a class
+ * instance, a getter that throws, nesting past the limit): a result is
+ * `Unstorable`, which settles to the failure a run without records gives it
+ * whatever the policy (as `storable` does to a success); a raised value is
+ * an {@link UnstorableValue}, which the failure policy sees first. Either is
+ * recorded instead of the value, which the store could not write, or not
+ * read back.
  */
 export const recordable = (tool: string, outcome: HandlerOutcome): HandlerOutcome => {
   const value = outcome._tag === "Returned" ? outcome.encoded : outcome._tag === "Raised" ? outcome.encoded?.value : undefined
   const problem = value === undefined ? undefined : JsonBounds.check(value, JsonBounds.storedLimits)
-  return problem === undefined ? outcome : { _tag: "Unstorable", message: unstorableMessage(tool, problem) }
+  if (problem === undefined) return outcome
+  const message = unstorableMessage(tool, problem)
+  return outcome._tag === "Raised" ? { ...outcome, encoded: { value: new UnstorableValue(message) } } : { _tag: "Unstorable", message }
 }

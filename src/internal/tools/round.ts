@@ -21,7 +21,7 @@ import { settle } from "./call.ts"
 import type { CompiledToolkit } from "./compile.ts"
 import { defaultPolicy, type RoundContext, type RoundLog, type RoundPolicy } from "./roundContext.ts"
 import { Cut, Held, isHeld, type Settled } from "./settled.ts"
-import { unstorableMessage } from "./handlerOutcome.ts"
+import { unstorableMessage, UnstorableValue } from "./handlerOutcome.ts"
 
 /**
  * `settled`, or a failed result in its place when its value could not be
@@ -32,10 +32,19 @@ import { unstorableMessage } from "./handlerOutcome.ts"
  */
 export const storable = (settled: Settled): Settled => {
   if (settled instanceof Held || settled instanceof Cut) return settled
-  const problem = JsonBounds.check(settled.encoded, JsonBounds.storedLimits)
-  if (problem === undefined) return settled
-  const message = unstorableMessage(settled.name, problem)
-  return { id: settled.id, name: settled.name, isFailure: true, result: message, encoded: message, failureOrigin: "result" }
+  const message = unstorable(settled)
+  return message === undefined ? settled : { id: settled.id, name: settled.name, isFailure: true, result: message, encoded: message, failureOrigin: "result" }
+}
+
+/**
+ * What a result says of its value when it cannot be stored, or `undefined`.
+ * A value a durable run could not store comes back revived with the message
+ * this gave it.
+ */
+const unstorable = (result: ToolResult): string | undefined => {
+  if (result.encoded instanceof UnstorableValue) return result.encoded.message
+  const problem = JsonBounds.check(result.encoded, JsonBounds.storedLimits)
+  return problem === undefined ? undefined : unstorableMessage(result.name, problem)
 }
 
 const same = (settled: Settled): Settled => settled
