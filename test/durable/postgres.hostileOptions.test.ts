@@ -142,6 +142,36 @@ describe("pool options", () => {
     ["password plain string", { password: "x" }],
     ["url: Redacted of a number", { url: Redacted.make(5) }]
   ]
+  // helper-70's review: shapes @effect/sql-pg takes, which the check must let through.
+  class Conf {
+    readonly link: string
+    constructor(link: string) {
+      this.link = link
+    }
+    get url() {
+      return Redacted.make(this.link)
+    }
+  }
+  const taken: ReadonlyArray<readonly [string, (link: string) => object]> = [
+    ["a url inherited from a prototype", (link) => Object.create({ url: Redacted.make(link) })],
+    ["a url from a class's getter", (link) => new Conf(link)],
+    ["a url that is not enumerable", (link) => Object.defineProperty({}, "url", { value: Redacted.make(link), enumerable: false })],
+    ["connectTimeout, idleTimeout and connectionTTL of Infinity", (link) => ({ url: Redacted.make(link), connectTimeout: Infinity, idleTimeout: Infinity, connectionTTL: Infinity })],
+    ["maxConnections 2.5", (link) => ({ url: Redacted.make(link), maxConnections: 2.5 })],
+    ["a __proto__ key from JSON", (link) => Object.assign(JSON.parse('{"__proto__":{"maxConnections":0}}'), { url: Redacted.make(link) })]
+  ]
+  for (const [what, options] of taken) {
+    it.live(`${what}: the client connects`, () =>
+      Effect.gen(function*() {
+        const u = yield* url
+        const one = yield* Effect.flatMap(Effect.service(SqlClient), (sql) => sql<{ one: number }>`SELECT 1 AS one`).pipe(
+          Effect.provide(DurablePostgres.client(options(u) as never)),
+          Effect.scoped
+        )
+        expect(one).toEqual([{ one: 1 }])
+      }), 40_000)
+  }
+
   for (const [what, extra] of cases) {
     it.live(`${what}: a typed InvalidInput or SqlError within 20 s, never a defect or hang`, () =>
       Effect.gen(function*() {

@@ -12,7 +12,9 @@ import { Tool, Toolkit } from "effect/ai"
 import { ChatModel } from "../../src/index.ts"
 import { Agent, Ensemble, Task } from "../../src/ensemble/index.ts"
 import { ScriptedModel } from "../../src/testing/index.ts"
-import { DurableChain, DurableEnsemble } from "../../src/durable/index.ts"
+import { PgClient } from "@effect/sql-pg"
+import { WorkflowEngine } from "effect/workflow"
+import { DurableChain, DurableEnsemble, WaitingCalls } from "../../src/durable/index.ts"
 import { DurablePostgres } from "../../src/durable/postgres/index.ts"
 import { usePostgres } from "./support/postgres.ts"
 import { supportWorkflow } from "../support/durable.ts"
@@ -57,6 +59,26 @@ describe("workflow names on PostgreSQL", () => {
   it.live("a chain's name: 141 characters run, 142 are refused when the layer is built", () =>
     Effect.gen(function*() {
       expect([yield* chainNamed("a".repeat(141)), yield* chainNamed("b".repeat(142))]).toEqual(["ran", "InvalidInput: name"])
+    }), 60_000)
+
+  it.live("names are counted in characters, as PostgreSQL counts them: 100 emoji (200 UTF-16 units) run", () =>
+    Effect.gen(function*() {
+      expect(yield* chainNamed("\u{1F30A}".repeat(100))).toBe("ran")
+    }), 60_000)
+
+  it.live("only the engine's tables count: a long name on the memory engine, beside a PostgreSQL client of the application's, runs", () =>
+    Effect.gen(function*() {
+      const Support = supportWorkflow("e".repeat(200), toolkit)
+      const layer = (link: string) =>
+        DurableChain.layer(Support).pipe(
+          Layer.provideMerge(Layer.mergeAll(
+            ScriptedModel.make([{ text: "Done." }]).layer,
+            WaitingCalls.layerMemory,
+            WorkflowEngine.layerMemory,
+            PgClient.layer({ url: Redacted.make(link) })
+          ))
+        )
+      expect(yield* outcome(layer, Support.execute({ ticket: "T" }))).toBe("ran")
     }), 60_000)
 
   it.live("an ensemble's name: 130 characters run (its child <name>/delegation is 141), 131 are refused", () =>

@@ -14,8 +14,7 @@
  *
  * @internal
  */
-import { Effect, Option } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+import { Context, Effect } from "effect"
 import { InvalidInput } from "../../LoopError.ts"
 
 /** @internal the suffixes of a durable ensemble's child workflows, after its own name */
@@ -59,15 +58,21 @@ export const claimName = (name: unknown, ensemble: boolean): InvalidInput | unde
 const pgMaxLength = 150 - "Workflow/".length
 
 /**
- * @internal fails when the engine runs on PostgreSQL (the context's
- * `SqlClient` speaks its dialect) and one of `names`, a workflow's and its
- * children's, is longer than its column holds: there every execution would
- * die when the engine stores its first message
+ * @internal whether the workflow engine of the context stores on
+ * PostgreSQL: the `DurablePostgres` layers say so (an application's own
+ * PostgreSQL client beside another engine does not)
+ */
+export const OnPostgres = Context.Reference<boolean>("loopwork/durable/OnPostgres", { defaultValue: () => false })
+
+/**
+ * @internal fails when the engine stores on PostgreSQL and one of `names`,
+ * a workflow's and its children's, is longer than its column holds (in
+ * characters, as PostgreSQL counts them): there every execution would die
+ * when the engine stores its first message
  */
 export const fitsEngine = (names: ReadonlyArray<string>): Effect.Effect<void, InvalidInput> =>
-  Effect.flatMap(Effect.serviceOption(SqlClient), (sql) => {
-    const pg = Option.isSome(sql) && sql.value.onDialectOrElse({ pg: () => true, orElse: () => false })
-    const long = pg ? names.find((name) => name.length > pgMaxLength) : undefined
+  Effect.flatMap(Effect.service(OnPostgres), (pg) => {
+    const long = pg ? names.find((name) => [...name].length > pgMaxLength) : undefined
     return long === undefined ? Effect.void : Effect.fail(new InvalidInput({
       field: "name",
       rule: `on PostgreSQL, effect's engine stores a workflow's name, and its durable ensemble children's, in ${pgMaxLength} characters: shorten it`,

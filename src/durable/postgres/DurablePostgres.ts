@@ -27,6 +27,7 @@ import { InvalidInput } from "../../LoopError.ts"
 import { addressOf, engine, type Role, type Timing } from "../internal/engine.ts"
 import { layerUnflushed, withSynchronous } from "./pgSynchronous.ts"
 import { copied } from "./poolOptions.ts"
+import { OnPostgres } from "../internal/workflowName.ts"
 import { layerSql, type WaitingCalls } from "../WaitingCalls.ts"
 
 /**
@@ -130,7 +131,9 @@ const on = (options: Options, roleOf: (options: Options) => Role): Layer.Layer<S
     return Effect.map(Effect.tap(Effect.flatMap(checked(copy.success), withSynchronous), () => addressOf(role)), (valid) =>
       engine(valid, role).pipe(
         Layer.provide(role._tag === "Runner" ? layerUnflushed(valid) : Layer.empty),
-        Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(valid)))
+        Layer.provideMerge(Layer.provideMerge(layerSql, PgClient.layer(valid))),
+        // Read by the workflows' layers, for what the engine's tables hold here (../internal/workflowName.ts).
+        Layer.merge(Layer.succeed(OnPostgres, true))
       ))
   }))
 

@@ -15,11 +15,12 @@ import { InvalidInput } from "../../LoopError.ts"
 type Rule = (value: unknown, options: Readonly<Record<string, unknown>>) => string | undefined
 
 const text: Rule = (u) => typeof u === "string" ? undefined : "a string"
+// A number of milliseconds from 0, Infinity included (effect reads NaN as 0); anything else as effect reads it.
 const duration: Rule = (u) =>
-  (typeof u !== "number" || Number.isFinite(u) && u >= 0) && Duration.fromInput(u as Duration.Input)._tag === "Some"
+  (typeof u !== "number" || u >= 0) && Duration.fromInput(u as Duration.Input)._tag === "Some"
     ? undefined
     : "a duration (\"5 seconds\", or milliseconds)"
-const count = (min: number): Rule => (u) => typeof u === "number" && Number.isSafeInteger(u) && u >= min ? undefined : `a whole number from ${min}`
+const count = (min: number): Rule => (u) => typeof u === "number" && Number.isFinite(u) && u >= min ? undefined : `a number from ${min}`
 
 /** The pool options checked here (any other is handed over as it is), by name. */
 const rules: ReadonlyMap<string, Rule> = new Map<string, Rule>([
@@ -47,13 +48,23 @@ const rules: ReadonlyMap<string, Rule> = new Map<string, Rule>([
 /** Values not shown in a message: they may hold a credential. */
 const hidden: ReadonlySet<string> = new Set(["password", "startupParameters", "startupOptions"])
 
+/** Options read by name too: a class's getter or a non-enumerable property is not copied by a spread. */
+const known: ReadonlyArray<string> = [
+  ...rules.keys(),
+  "url", "name", "synchronous", "pollInterval", "failoverAfter", "ssl", "stream", "types", "spanAttributes",
+  "transformResultNames", "transformQueryNames", "transformJson"
+]
+
 /** @internal the options copied (each read once) and their pool options checked, or the first problem */
 export const copied = <O extends object>(options: O): Result.Result<O, InvalidInput> => {
   let copy: Record<string, unknown>
   try {
     if (typeof options !== "object" || options === null) throw new TypeError("not an object")
-    // Own enumerable values, each read once; a getter or Proxy trap that throws stops here.
-    copy = { ...options } as Record<string, unknown>
+    // Each value read once, inherited ones too (as @effect/sql-pg reads them); a getter or Proxy trap that throws stops here.
+    // Null-prototype: a "__proto__" key (from JSON) is a key like any other.
+    copy = Object.create(null) as Record<string, unknown>
+    for (const key in options) copy[key] = (options as Readonly<Record<string, unknown>>)[key]
+    for (const key of known) if (!Object.hasOwn(copy, key) && key in options) copy[key] = (options as Readonly<Record<string, unknown>>)[key]
     for (const [field, rule] of rules) {
       const value = copy[field]
       const broken = value === undefined ? undefined : rule(value, copy)
