@@ -78,7 +78,8 @@ describe("DurableChain from JavaScript", () => {
   const keys: ReadonlyArray<readonly [string, (payload: { readonly ticket: string }) => unknown, string]> = [
     ["throws", boom("key"), "Invalid idempotencyKey: it threw (key boom); it must give a string that names the run"],
     ["gives a Symbol", () => Symbol("k"), "Invalid idempotencyKey: it must give a string that names the run, got symbol"],
-    ["gives an object", () => ({ toString: boom("toString") }), "Invalid idempotencyKey: it must give a string that names the run, got object"]
+    ["gives an object whose toString throws", () => ({ toString: boom("toString") }), "Invalid idempotencyKey: it threw (toString boom); it must give a string that names the run"],
+    ["gives undefined (every run would have one name)", () => undefined, "Invalid idempotencyKey: it must give a string that names the run, got undefined"]
   ]
   it.effect.each(keys)("an idempotencyKey that %s: execute, a discarded execute and executionId fail InvalidInput", ([_row, idempotencyKey, description]) =>
     Effect.gen(function*() {
@@ -105,10 +106,13 @@ describe("DurableChain from JavaScript", () => {
       expect(seen).toBe("InvalidInput: Invalid chain: the workflow's chain function threw (chain boom); it must make a chain of the input")
     }))
 
-  it.effect("a key that gives a number still names the run, as before", () =>
-    Effect.gen(function*() {
-      const { W, live } = made({ idempotencyKey: () => 42 })
-      const result = yield* W.execute({ ticket: "T" }).pipe(Effect.provide(live))
-      expect(result._tag).toBe("Finished")
-    }))
+  it.effect.each([["a number", 42], ["a BigInt", 42n], ["a boolean", true], ["an array", ["a", "b"]]] as const)(
+    "a key that gives %s still names the run, as effect writes it",
+    ([_row, key]) =>
+      Effect.gen(function*() {
+        const { W, live } = made({ idempotencyKey: () => key })
+        const result = yield* W.execute({ ticket: "T" }).pipe(Effect.provide(live))
+        expect(result._tag).toBe("Finished")
+      })
+  )
 })

@@ -26,9 +26,12 @@ export const payloadOf = (input: Workflow.AnyStructSchema, idempotencyKey: (payl
   }
   try {
     const key = idempotencyKey(payload as never)
-    if (typeof key !== "string" && typeof key !== "number") {
-      return invalid(`Invalid idempotencyKey: it must give a string that names the run, got ${typeof key}`)
+    // Written as effect writes it (as text): a Symbol or a throwing toString cannot be, and nothing
+    // (undefined, null) would name every run alike.
+    if (key === undefined || key === null || typeof key === "symbol") {
+      return invalid(`Invalid idempotencyKey: it must give a string that names the run, got ${key === null ? "null" : typeof key}`)
     }
+    String(key)
   } catch (error) {
     return invalid(`Invalid idempotencyKey: it threw (${thrownMessage(error)}); it must give a string that names the run`)
   }

@@ -23,7 +23,8 @@ export class UnreadableRecord extends Error {
 /**
  * @internal `step`, with a schema error it dies with marked as an
  * {@link UnreadableRecord}; so is the engine's `MalformedMessage`, a stored
- * reply it cannot decode at all (its envelope edited). A `PersistenceError`
+ * reply it cannot decode at all (its envelope edited), or a message it
+ * cannot encode (loopwork records only values it checked it can). A `PersistenceError`
  * stays a defect: the store failing is not a record of the run.
  */
 export const readable = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -32,6 +33,6 @@ export const readable = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A
       Schema.isSchemaError(defect)
         ? new UnreadableRecord(defect.message)
         : ClusterError.MalformedMessage.is(defect)
-        ? new UnreadableRecord("the engine cannot decode the stored reply")
+        ? new UnreadableRecord("the engine cannot decode the stored reply, or encode it")
         : defect
     ))
