@@ -84,8 +84,10 @@ export type Options<Input extends Workflow.AnyStructSchema, Tools extends Record
     /**
      * Tools whose handlers write to the store's own database: each of their
      * calls runs in one SQL transaction with its record, so its writes
-     * happen exactly once with no idempotency key. Keep them short (the
-     * transaction holds the database's write lock on SQLite).
+     * happen exactly once with no idempotency key, and a handler that
+     * fails, dies or times out leaves none (it runs in a savepoint, rolled
+     * back while its failure is recorded). Keep them short (the transaction
+     * holds the database's write lock on SQLite).
      */
     readonly transactional?: ReadonlyArray<keyof Tools & string> | undefined
   }

@@ -29,6 +29,13 @@ export interface Durability {
   /** Runs (or replays) one run of `call`'s handler; `run` never fails but with a cause `fatal` names. */
   readonly toolCall: (call: ToolCall, run: Effect.Effect<StoredOutcome>) => Effect.Effect<StoredOutcome>
   /**
+   * How the handler of `call` itself runs, inside `toolCall`'s `run`: a
+   * transactional tool's in a savepoint of its record's transaction, so what
+   * it wrote is undone when it fails, dies or times out (its failure is
+   * still recorded). Absent: as it is.
+   */
+  readonly handler?: (<A, E>(call: ToolCall, handler: Effect.Effect<A, E>) => Effect.Effect<A, unknown>) | undefined
+  /**
    * Whether `cause`, with which the handler of `call` ended, is not the
    * call's outcome but the body's end: it goes on as it is, instead of
    * failing the call (a durable ensemble's delegation tool that died: its

@@ -28,8 +28,9 @@
  *
  * @internal
  */
-import { Cause, Effect, Schema } from "effect"
+import { Cause, Effect, Option, Schema } from "effect"
 import { ClusterSchema } from "effect/cluster"
+import { SqlClient } from "effect/sql/SqlClient"
 import { Activity } from "effect/workflow"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import type { ChatModelError } from "../../ChatModel.ts"
@@ -172,6 +173,12 @@ export const recorder = (
     const activity = Activity.make({ name: next.tool(call.id), success: StoredOutcome, execute: unrecorded(run) })
     return readable(provide(tools.transactional.has(call.name) ? activity.annotate(ClusterSchema.WithTransaction, true) : activity))
   },
+  // A transactional tool's handler in a savepoint of its record's transaction (effect/sql nests it):
+  // undone when the handler fails, dies or times out, whose failure the record then commits alone.
+  handler: (call, handler) =>
+    tools.transactional.has(call.name)
+      ? Effect.flatMap(Effect.serviceOption(SqlClient), (sql) => Option.isSome(sql) ? sql.value.withTransaction(handler) : handler)
+      : handler,
   // A pass-through tool died (a delegation whose child died, or whose engine failed starting it or
   // reading its result): not the call's answer, which a replay could find different, but the body's.
   fatal: (call, cause) => tools.passThrough.has(call.name) && !Cause.hasInterruptsOnly(cause) && Cause.hasDies(cause)

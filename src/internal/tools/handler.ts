@@ -219,7 +219,8 @@ const durableOutcome = (
   const run = Effect.suspend(() => {
     const cell: CallCell = { directReturn: false }
     const direct = asHandler(handler, ctx.report !== undefined, () => called(handler, params, call))
-    return Effect.matchCauseEffect(running(ctx, entry, direct, handler, cell), {
+    const ran = running(ctx, entry, direct, handler, cell)
+    return Effect.matchCauseEffect(durability.handler === undefined ? ran : durability.handler(call, ran), {
       onFailure: (cause) =>
         (released(cell), durability.fatal?.(call, cause) === true ? Effect.failCause(cause as Cause.Cause<never>) : failedOutcome(entry, call, cause)),
       onSuccess: (result) =>
