@@ -28,7 +28,7 @@ import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
 import { chainOrThrow } from "./internal/chainInput.ts"
 import { checkParamsFor, unstorable, waitingIds, withEdits } from "./internal/round.ts"
-import { snapshot } from "./internal/snapshot.ts"
+import { recordSnapshot } from "./internal/snapshot.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { CallState, ToolCall } from "./ToolCall.ts"
 
@@ -168,7 +168,7 @@ export const decide: {
       return yield* new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
     }
     // Checked and kept as copied now: the caller's object may change after this call, or answer differently when read again.
-    const copied = snapshot(input)
+    const copied = recordSnapshot(input)
     if (Result.isFailure(copied)) {
       return yield* new InvalidInput({ field: "approval decisions", rule: `must be plain data: ${copied.failure}`, value: "(not shown)" })
     }

@@ -28,7 +28,7 @@ import type { Chain } from "./internal/chain.ts"
 import { isChain } from "./internal/chain.ts"
 import { chainOrThrow } from "./internal/chainInput.ts"
 import { encodeResultFor, unstorable, waitingIds } from "./internal/round.ts"
-import { snapshot } from "./internal/snapshot.ts"
+import { recordSnapshot } from "./internal/snapshot.ts"
 import { CallNotAwaiting, InvalidInput, InvalidResumeValue } from "./LoopError.ts"
 import type { ToolCall, ToolResult } from "./ToolCall.ts"
 
@@ -220,7 +220,7 @@ export const supply: {
       return yield* new InvalidInput({ field: "chain", rule: "must be a Chain (Chain.make or Chain.decode)", value: chain })
     }
     // Checked and kept as copied now: the caller's object may change after this call, or answer differently when read again.
-    const copied = snapshot(input)
+    const copied = recordSnapshot(input)
     if (Result.isFailure(copied)) {
       return yield* new InvalidInput({ field: "external results", rule: `must be plain data: ${copied.failure}`, value: "(not shown)" })
     }

@@ -286,8 +286,14 @@ export const decode = <Tools extends Record<string, Tool.Any> = {}>(
     const states = document.callStates ?? {}
     // Calls a human decided on, or that wait for one, must find their tool again.
     const missing = new Set<string>()
-    for (const call of document.pendingToolCalls) {
-      if (Object.hasOwn(states, call.id) && !Object.hasOwn(toolkit.tools, call.name)) missing.add(call.name)
+    try {
+      Object.keys(toolkit.tools)
+      for (const call of document.pendingToolCalls) {
+        if (Object.hasOwn(states, call.id) && !Object.hasOwn(toolkit.tools, call.name)) missing.add(call.name)
+      }
+    } catch {
+      // Its tools cannot be read (a revoked Proxy, from JavaScript): no toolkit to find them in.
+      return yield* decodeFailure("the toolkit option must be a Toolkit (Toolkit.make(...)) whose tools can be read")
     }
     if (missing.size > 0) {
       return yield* decodeFailure(

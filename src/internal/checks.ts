@@ -152,9 +152,14 @@ export const checkPauseReason = (value: unknown, field: string): InvalidInput | 
 export const isToolkit = (u: unknown): u is Toolkit.Any => {
   // A toolkit made by Toolkit.make is a function (it can be yielded); Toolkit.empty an object.
   if ((typeof u !== "object" && typeof u !== "function") || u === null) return false
-  if (!("~effect/ai/Toolkit" in u) || !Object.hasOwn(u, "tools")) return false
-  const tools: unknown = (u as unknown as { readonly tools: unknown }).tools
-  return typeof tools === "object" && tools !== null
+  try {
+    if (!("~effect/ai/Toolkit" in u) || !Object.hasOwn(u, "tools")) return false
+    const tools: unknown = (u as unknown as { readonly tools: unknown }).tools
+    return typeof tools === "object" && tools !== null
+  } catch {
+    // A revoked Proxy, a getter that throws: not a toolkit to use.
+    return false
+  }
 }
 
 /**

@@ -33,7 +33,7 @@ export const checkEnvelope = (input: unknown): Effect.Effect<Record<string, unkn
       return Effect.fail(decodeFailure(`the text is not valid JSON (${(error as SyntaxError).message})`))
     }
   }
-  if (typeof document !== "object" || document === null || Array.isArray(document)) {
+  if (typeof document !== "object" || document === null || isArrayOrUnreadable(document)) {
     return Effect.fail(decodeFailure("expected a JSON object written by Chain.encode"))
   }
   // Bounded first: everything after reads (and quotes) the document's values.
@@ -67,4 +67,13 @@ const jsonCopy = (document: object): object | string => {
   const problem = JsonBounds.check(copy, documentLimits)
   if (problem !== undefined) return `the document is ${JsonBounds.describe(problem)}`
   return typeof copy === "object" && copy !== null && !Array.isArray(copy) ? copy : "expected a JSON object written by Chain.encode"
+}
+
+/** Whether `value` is an array, or cannot even say (a revoked Proxy: Array.isArray throws). */
+const isArrayOrUnreadable = (value: object): boolean => {
+  try {
+    return Array.isArray(value)
+  } catch {
+    return true
+  }
 }

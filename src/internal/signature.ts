@@ -39,10 +39,14 @@ const bytesOf = (key: Key): Uint8Array => {
  * @internal
  */
 export const keyProblem = (key: unknown): string | undefined => {
-  if (!Redacted.isRedacted(key)) return "the signing key must be a Redacted string or Uint8Array (Redacted.make(secret))"
-  const secret = Redacted.value(key)
-  if (typeof secret !== "string" && !(secret instanceof Uint8Array)) {
-    return "the signing key must be a Redacted string or Uint8Array (Redacted.make(secret))"
+  const notAKey = "the signing key must be a Redacted string or Uint8Array (Redacted.make(secret))"
+  try {
+    if (!Redacted.isRedacted(key)) return notAKey
+    const secret = Redacted.value(key)
+    if (typeof secret !== "string" && !(secret instanceof Uint8Array)) return notAKey
+  } catch {
+    // A revoked Proxy or a getter that throws, from JavaScript.
+    return notAKey
   }
   const length = bytesOf(key as Key).length
   return length < minKeyBytes ? `the signing key has ${length} bytes; use at least ${minKeyBytes} random bytes` : undefined

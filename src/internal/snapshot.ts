@@ -56,3 +56,17 @@ const deepCopy = (input: unknown): Result.Result<unknown, string> => {
     return Result.fail(`it cannot be copied (${redactSecrets(messageOf(error))})`)
   }
 }
+
+/**
+ * @internal {@link snapshot} of a record of answers by call id: what is
+ * copied must be an object of its own keys, not a `Map`, a `Set`, a `Date`
+ * or an array (a record schema reads a `Map` as having no keys: a `Map` of
+ * decisions would decide nothing, silently); anything else not an object
+ * is left to the schema, which says what it is
+ */
+export const recordSnapshot = (input: unknown): Result.Result<unknown, string> => {
+  const copied = snapshot(input)
+  if (Result.isFailure(copied) || typeof copied.success !== "object" || copied.success === null) return copied
+  const proto: unknown = Object.getPrototypeOf(copied.success)
+  return proto === Object.prototype || proto === null ? copied : Result.fail("an object of call ids, not a Map or an array")
+}
