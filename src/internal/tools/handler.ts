@@ -197,9 +197,6 @@ const settleOutcome = (
       return failWith(ctx, call, "handler", outcome.message, entry, repairs, outcome.defect)
     case "Cut":
       return Effect.succeed(new Cut(call, ctx.states.get(call.id)))
-    case "Unstorable":
-      // As a run without records settles such a value (round.ts, `storable`), whatever the failure policy.
-      return Effect.succeed({ id: call.id, name: call.name, isFailure: true, result: outcome.message, encoded: outcome.message, failureOrigin: "result" })
   }
 }
 

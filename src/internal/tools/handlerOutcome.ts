@@ -24,18 +24,16 @@ export type HandlerOutcome =
   | { readonly _tag: "Mismatched"; readonly result: unknown; readonly issue: unknown; readonly message: string }
   | { readonly _tag: "Died"; readonly defect: unknown; readonly message: string }
   | { readonly _tag: "Cut" }
-  /** What it returned or raised cannot be stored (a durable run's record): the message a run's result says so with. */
-  | { readonly _tag: "Unstorable"; readonly message: string }
 
 /** @internal the recorded form of a {@link HandlerOutcome} (a cut run is never recorded) */
 export const StoredOutcome = Schema.Union([
-  Schema.TaggedStruct("Returned", { encoded: Schema.Unknown, directReturn: Schema.Boolean }),
-  // `unstorable`: the raised value could not be stored; what a run's result says of it (see {@link UnstorableValue}).
+  // `unstorable`: the value returned or raised could not be stored; what a run's result says of it
+  // (see {@link UnstorableValue}), recorded in its place.
+  Schema.TaggedStruct("Returned", { encoded: Schema.Unknown, directReturn: Schema.Boolean, unstorable: Schema.optionalKey(Schema.String) }),
   Schema.TaggedStruct("Raised", { encoded: Schema.optionalKey(Schema.Unknown), message: Schema.String, unstorable: Schema.optionalKey(Schema.String) }),
   Schema.TaggedStruct("TimedOut", { millis: Schema.Number }),
   Schema.TaggedStruct("Mismatched", { message: Schema.String }),
-  Schema.TaggedStruct("Died", { message: Schema.String }),
-  Schema.TaggedStruct("Unstorable", { message: Schema.String })
+  Schema.TaggedStruct("Died", { message: Schema.String })
 ]).annotate({ identifier: "HandlerOutcome" })
 
 /** @internal */
@@ -50,7 +48,9 @@ export type StoredOutcome = typeof StoredOutcome.Type
 export const toStored = (outcome: HandlerOutcome): StoredOutcome => {
   switch (outcome._tag) {
     case "Returned":
-      return { _tag: "Returned", encoded: outcome.encoded, directReturn: outcome.directReturn }
+      return outcome.encoded instanceof UnstorableValue
+        ? { _tag: "Returned", encoded: null, directReturn: outcome.directReturn, unstorable: outcome.encoded.message }
+        : { _tag: "Returned", encoded: outcome.encoded, directReturn: outcome.directReturn }
     case "Raised":
       return outcome.encoded === undefined
         ? { _tag: "Raised", message: outcome.message }
@@ -62,8 +62,7 @@ export const toStored = (outcome: HandlerOutcome): StoredOutcome => {
     case "Mismatched":
       return { _tag: "Mismatched", message: outcome.message }
     case "Died":
-    case "Unstorable":
-      return { _tag: outcome._tag, message: outcome.message }
+      return { _tag: "Died", message: outcome.message }
     case "Cut":
       throw new Error("a handler cut short by StopSignal.interrupt cannot be recorded")
   }
@@ -85,6 +84,10 @@ const decoded = (schema: Schema.Top, encoded: unknown, fallback: unknown): Effec
 export const revive = (entry: CompiledTool, stored: StoredOutcome): Effect.Effect<HandlerOutcome> => {
   switch (stored._tag) {
     case "Returned":
+      if (stored.unstorable !== undefined) {
+        const encoded = new UnstorableValue(stored.unstorable)
+        return Effect.succeed({ _tag: "Returned", result: encoded, encoded, directReturn: stored.directReturn })
+      }
       return Effect.map(decoded(entry.tool.successSchema, stored.encoded, stored.encoded), (result) => ({
         _tag: "Returned",
         result,
@@ -110,8 +113,6 @@ export const revive = (entry: CompiledTool, stored: StoredOutcome): Effect.Effec
       return Effect.succeed({ _tag: "Mismatched", result: stored.message, issue: stored.message, message: stored.message })
     case "Died":
       return Effect.succeed({ _tag: "Died", defect: stored.message, message: stored.message })
-    case "Unstorable":
-      return Effect.succeed(stored)
   }
 }
 
@@ -120,10 +121,11 @@ export const unstorableMessage = (tool: string, problem: JsonBounds.Problem): st
   `Tool '${tool}' returned a result that cannot be stored: it is ${JsonBounds.describe(problem)}`
 
 /**
- * @internal What a tool raised that cannot be stored, as a durable run
- * records and revives it: its failure policy sees it as a run without
- * records does, and the value it settles to is then written as that run
- * writes such a value (round.ts, `storable`, which reads the message here).
+ * @internal What a tool returned or raised that cannot be stored, as a
+ * durable run records and revives it in the value's place: the call settles
+ * as in a run without records (a raised one through the failure policy
+ * first), and then `storable` (round.ts) writes it as that run writes such a
+ * value, with the message here.
  */
 export class UnstorableValue {
   readonly message: string
@@ -133,19 +135,21 @@ export class UnstorableValue {
 }
 
 /**
- * @internal `outcome` as a durable run can record it, when what it returned
- * or raised is not JSON within the stored limits (a cycle, a BigInt, a class
- * instance, a getter that throws, nesting past the limit): a result is
- * `Unstorable`, which settles to the failure a run without records gives it
- * whatever the policy (as `storable` does to a success); a raised value is
- * an {@link UnstorableValue}, which the failure policy sees first. Either is
- * recorded instead of the value, which the store could not write, or not
- * read back.
+ * @internal `outcome` as a durable run can record it: a value it returned or
+ * raised that is not JSON within the stored limits (a cycle, a BigInt, a
+ * class instance, a getter that throws, nesting past the limit) is replaced
+ * by an {@link UnstorableValue}, which the store can write and read back.
  */
 export const recordable = (tool: string, outcome: HandlerOutcome): HandlerOutcome => {
-  const value = outcome._tag === "Returned" ? outcome.encoded : outcome._tag === "Raised" ? outcome.encoded?.value : undefined
-  const problem = value === undefined ? undefined : JsonBounds.check(value, JsonBounds.storedLimits)
-  if (problem === undefined) return outcome
-  const message = unstorableMessage(tool, problem)
-  return outcome._tag === "Raised" ? { ...outcome, encoded: { value: new UnstorableValue(message) } } : { _tag: "Unstorable", message }
+  const unstorable = (value: unknown): UnstorableValue | undefined => {
+    const problem = JsonBounds.check(value, JsonBounds.storedLimits)
+    return problem === undefined ? undefined : new UnstorableValue(unstorableMessage(tool, problem))
+  }
+  if (outcome._tag === "Returned") {
+    const value = unstorable(outcome.encoded)
+    return value === undefined ? outcome : { ...outcome, encoded: value }
+  }
+  if (outcome._tag !== "Raised" || outcome.encoded === undefined) return outcome
+  const value = unstorable(outcome.encoded.value)
+  return value === undefined ? outcome : { ...outcome, encoded: { value } }
 }
