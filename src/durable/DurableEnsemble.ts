@@ -159,7 +159,7 @@ export const workflow = <const Name extends string, R>(
   options?: { readonly version?: number | undefined }
 ): DurableEnsembleWorkflow<Name> => {
   // From JavaScript anything may come: an InvalidInput, never a TypeError or what a getter throws.
-  let version: unknown = 1
+  let version: unknown
   let kind: unknown
   const unreadable = readably("options", () => void (version = options?.version ?? 1)) ??
     readably("ensemble", () => void (kind = ensemble?.workflow))

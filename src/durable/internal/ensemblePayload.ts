@@ -8,7 +8,7 @@
  */
 import { Result } from "effect"
 import { ValidationError } from "../../ensemble/EnsembleError.ts"
-import { isRecord, show } from "../../ensemble/internal/rules.ts"
+import { inputsProblem, isRecord, show } from "../../ensemble/internal/rules.ts"
 import { thrownMessage } from "../../internal/errorText.ts"
 import { redactSecrets } from "../../internal/redact.ts"
 
@@ -18,15 +18,8 @@ const invalid = (message: string) => Result.fail(new ValidationError({ message: 
 
 /** The copy of `given` if it is an object of strings by name (or absent: none), else what is wrong. */
 const inputsOf = (given: unknown): Record<string, string> | string => {
-  if (given === undefined) return {}
-  if (!isRecord(given)) return `${label} inputs must be an object of strings by variable name, got: ${show(given)}`
-  // Own data keys of the copy, "__proto__" too (defined, not set).
   const copy: Record<string, string> = {}
-  for (const [name, value] of Object.entries(given)) {
-    if (typeof value !== "string") return `${label} inputs value for '${name}' must be a string, got: ${show(value)}`
-    Object.defineProperty(copy, name, { value, enumerable: true, writable: true, configurable: true })
-  }
-  return copy
+  return inputsProblem(`${label} inputs`, given, copy) ?? copy
 }
 
 /** @internal the payload to run, `{ id, inputs }` copied, or the `ValidationError` of what was given */

@@ -252,17 +252,25 @@ export const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
  * @internal
  */
 export const inputs = (label: string): Check => (u) => {
-  if (u === undefined) return undefined
-  if (!isRecord(u)) return `${label} must be an object of strings by variable name, got: ${show(u)}`
-  let entries: ReadonlyArray<readonly [string, unknown]>
   try {
-    entries = Object.entries(u)
+    return inputsProblem(label, u)
   } catch {
     // A getter or a Proxy from JavaScript: no value to check, and no defect either.
     return `${label} could not be read: one of its properties threw when it was read; give plain strings`
   }
-  for (const [name, value] of entries) {
+}
+
+/**
+ * @internal what is wrong with `u` as text inputs (see {@link inputs}), or
+ * `undefined`; with `into`, each input is copied there as it is read (once,
+ * `__proto__` too, as an own key). A read that throws is the caller's.
+ */
+export const inputsProblem = (label: string, u: unknown, into?: Record<string, string>): string | undefined => {
+  if (u === undefined) return undefined
+  if (!isRecord(u)) return `${label} must be an object of strings by variable name, got: ${show(u)}`
+  for (const [name, value] of Object.entries(u)) {
     if (typeof value !== "string") return `${label} value for '${name}' must be a string, got: ${show(value)}`
+    if (into !== undefined) Object.defineProperty(into, name, { value, enumerable: true, writable: true, configurable: true })
   }
   return undefined
 }
